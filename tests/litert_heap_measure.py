@@ -232,6 +232,12 @@ HELD_OUT = (
 # twice, two inits, inside a WHILE body), drawn after runtimes/litert/heap_call_once.py was
 # written (tests/litert_call_once_cases.py).
 HELD_OUT = (*HELD_OUT, *((f"callonce12_{seed}", "call_once", seed) for seed in range(1, 25)))
+# Session 12 (litert-once12): new draws of the cfvar11 family (seeds 8101-8124), drawn after
+# XNNPACK's variable maps over all subgraphs and the externals set's resources were written.
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"cfvar12_{seed}", "control_flow_variables12", seed) for seed in range(1, 25)),
+)
 
 
 def kernel_case(name: str) -> bytes:
@@ -384,6 +390,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_call_once_cases import call_once_case
 
         return call_once_case(seed)
+    if family == "control_flow_variables12":
+        from tests.litert_control_flow_cases import nested_model
+
+        return nested_model(8100 + seed)
     if family == "control_flow_heap":
         from tests.litert_control_flow_heap_cases import control_flow_heap_case
 

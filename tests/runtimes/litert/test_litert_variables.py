@@ -110,7 +110,7 @@ def test_delegate_variable_maps() -> None:
     pair, 13 buckets): the wheel's xcase_resource_variables trace (40 B x 3 + 104, 88 x 3 +
     104)."""
     model = _streaming()
-    resources, names = xnnpack_objects.variable_maps_bytes(model.subgraphs[0])
+    resources, names = xnnpack_objects.variable_maps_bytes(model)
     assert (resources, names) == (40 + 104, 88 + 104)
 
 

@@ -53,6 +53,7 @@ from arenalens.runtimes.litert import (
     xnnpack_blockwise,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_variables,
 )
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
@@ -144,14 +145,23 @@ def _set_bytes(count: int) -> int:
 
 
 def init_temporaries(subgraph: Subgraph, subset: NodeSubset) -> int:
-    """Subgraph::Create's containers still live when it returns: its inputs, outputs and
-    externals sets, the vector of the context's tensors, the tensor → value map it copies."""
+    """Subgraph::Create's containers still live when it returns: its inputs and outputs sets
+    (a resource output left out), the externals set (the outputs, the inputs without data,
+    and each resource whose value it defines from a proxy), the vector of the context's
+    tensors, the tensor → value map it copies."""
     tensors = xnnpack_objects.kernel_tensors(subgraph, subset)
     external_inputs, _ = xnnpack_objects._externals(subgraph, subset, tensors)
+    proxied = xnnpack_variables.proxies(subgraph)
+    resources = sum(1 for tensor in tensors if tensor in proxied)
+    outputs = sum(
+        1
+        for tensor in subset.outputs
+        if 0 <= tensor < len(subgraph.tensors) and subgraph.tensors[tensor].dtype.name != "RESOURCE"
+    )
     return (
         _set_bytes(len(subset.inputs))
-        + _set_bytes(len(subset.outputs))
-        + _set_bytes(len(subset.outputs) + external_inputs)
+        + _set_bytes(outputs)
+        + _set_bytes(outputs + external_inputs + resources)
         + _set_bytes(len(tensors))
         + glibc.usable(4 * len(subgraph.tensors))
     )
@@ -207,7 +217,7 @@ def kernel_init_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model, isa:
     created (their reshape-time buffers come with Prepare) and its packed weights."""
     made, _ = xnnpack_objects.operators_bytes(subgraph, subset, model)
     return (
-        xnnpack_objects.kernel_bytes(subgraph, subset)
+        xnnpack_objects.kernel_bytes(subgraph, subset, model)
         + xnnpack_objects.runtime_bytes(subgraph, subset, model)
         + made
         - xnnpack_objects.reshape_bytes(subgraph, subset, model)
@@ -489,11 +499,15 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     # Every subgraph's kernels, in the order the delegate is applied (xnnpack_subgraphs), each
     # with what its subgraph's DelegatePrepare holds meanwhile.
     kernels: list[tuple[Subgraph, NodeSubset, int]] = []
+    settled = sum(xnnpack_objects.variable_maps_bytes(model))
     for graph in model.subgraphs:
         split = partition(graph, model)
         subsets = node_subsets(graph, split.delegated)
         partitioned = partition_bytes(graph, subsets, len(split.delegated))
         partitioned += replaced_dims(graph, subsets) + DELEGATE_CREATORS_BYTES
+        # The delegate's variable maps as they stand while this subgraph's kernels are built
+        # (its resources, the names so far), where setup's figure holds the last subgraph's.
+        partitioned += sum(xnnpack_objects.variable_maps_bytes(model, graph.index)) - settled
         kernels.extend((graph, subset, partitioned) for subset in subsets if subset.delegated)
     reshaped = sum(xnnpack_objects.reshape_bytes(*kernel[:2], model) for kernel in kernels)
     before = after_setup - late - reshaped

@@ -305,7 +305,7 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
 
 
-def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
+def kernel_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     """LiteRT's delegate node and the delegate kernel's Subgraph object and maps."""
     count = len(subset.operators) + len(subset.inputs) + len(subset.outputs)
     total = glibc.usable(DELEGATE_PARAMS_BYTES + 12 + 4 * count)
@@ -317,7 +317,7 @@ def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
     # binds each to its variable's buffer), not in its input and output vectors.
     proxied = xnnpack_variables.proxies(subgraph)
     externals = external_inputs + external_outputs + sum(1 for t in tensors if t in proxied)
-    total += glibc.usable(SUBGRAPH_OBJECT_BYTES) + resource_info_bytes(subgraph)
+    total += glibc.usable(SUBGRAPH_OBJECT_BYTES) + resource_copy_bytes(model, subgraph.index)
     total += len(tensors) * glibc.usable(TENSOR_MAP_NODE_BYTES) + _buckets(len(tensors))
     total += externals * glibc.usable(EXTERNALS_NODE_BYTES) + _buckets(externals)
     total += _vector(external_inputs) + _vector(external_outputs)
@@ -674,7 +674,7 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
         for subset in node_subsets(subgraph, split.delegated):
             if not subset.delegated:
                 continue
-            kernels += kernel_bytes(subgraph, subset)
+            kernels += kernel_bytes(subgraph, subset, model)
             runtimes += runtime_bytes(subgraph, subset, model)
             made, known = operators_bytes(subgraph, subset, model)
             operators += made
@@ -689,16 +689,20 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
         # remade at each call): the last delegate kernel's Init reads the plan rebuilt up to
         # it; with no kernel, the delegate's partitioning read the whole plan.
         kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
-    resources, names = variable_maps_bytes(model.subgraphs[0])
+    resources, names = variable_maps_bytes(model)
     kernels += resources + names
     return DelegateObjects(delegate_bytes(model), kernels, runtimes, operators, exact, blocks)
 
 
 # The delegate's variable bookkeeping (xnnpack_delegate.cc): `local_id_to_resources_`, an
 # unordered_map<int, ResourceInfo> with a node per resource tensor a VAR_HANDLE names (each
-# handle is visited, taken or not), copied into every delegate kernel's `resources_`; and
-# `var_handles_`, an unordered_map keyed by the (container, shared name) strings with a
-# hash-caching node per distinct pair (GetGlobalId).
+# handle is visited, taken or not), cleared by each subgraph's PrepareOpsToDelegate (the
+# delegate is applied to every subgraph in index order: clear() frees the nodes and keeps the
+# bucket array, so the array is the one the most resources of any subgraph so far grew), and
+# copied into every delegate kernel's `resources_` (a copy takes the source's bucket count,
+# and allocates that array even when empty); and `var_handles_`, an unordered_map keyed by the
+# (container, shared name) strings with a hash-caching node per distinct pair over all
+# subgraphs (GetGlobalId), never cleared.
 RESOURCE_INFO_NODE_BYTES = 32  # next pointer, the tensor id, ResourceInfo's four ints
 VAR_HANDLE_NODE_BYTES = 88  # next pointer, the two strings and the id, the cached hash
 
@@ -711,16 +715,22 @@ def _resource_tensors(subgraph: Subgraph) -> set[int]:
     }
 
 
-def resource_info_bytes(subgraph: Subgraph) -> int:
-    """One copy of the resource map (the delegate's, and each delegate kernel's)."""
-    count = len(_resource_tensors(subgraph))
-    return count * glibc.usable(RESOURCE_INFO_NODE_BYTES) + _buckets(count)
+def resource_copy_bytes(model: Model, index: int) -> int:
+    """The delegate's resource map as a kernel of subgraph `index` copies it: that subgraph's
+    nodes, and the bucket array the map holds by then (subgraphs 0 to `index`)."""
+    count = len(_resource_tensors(model.subgraphs[index]))
+    most = max(len(_resource_tensors(graph)) for graph in model.subgraphs[: index + 1])
+    return count * glibc.usable(RESOURCE_INFO_NODE_BYTES) + _buckets(most)
 
 
-def variable_maps_bytes(subgraph: Subgraph) -> tuple[int, int]:
-    """(the delegate's resource map, its var-handle name map) in bytes."""
+def variable_maps_bytes(model: Model, index: int | None = None) -> tuple[int, int]:
+    """(the delegate's resource map, its var-handle name map) in bytes once subgraph `index`
+    is partitioned (None: the last, as setup leaves them): that subgraph's resources, the
+    distinct names of subgraphs 0 to `index`."""
+    last = len(model.subgraphs) - 1 if index is None else index
     keys = {
         handle_key(operator.options)
+        for subgraph in model.subgraphs[: last + 1]
         for operator in subgraph.operators
         if operator.opcode == "VAR_HANDLE"
     }
@@ -729,4 +739,4 @@ def variable_maps_bytes(subgraph: Subgraph) -> tuple[int, int]:
         + sum(glibc.usable(len(text.encode()) + 1) for text in key if len(text.encode()) > 15)
         for key in keys
     )
-    return resource_info_bytes(subgraph), names + _buckets(len(keys))
+    return resource_copy_bytes(model, last), names + _buckets(len(keys))

@@ -14,9 +14,10 @@ models whose other subgraphs are all composites' decompositions or signatures' o
 runtimes are never reshaped and plan no workspace), and IF branches and WHILE conditions and
 bodies: the delegate takes their operators as any subgraph's, and the IF's or WHILE's Prepare
 allocates them inside `allocate_tensors()` (their delegate kernels reshaped, their workspaces
-planned); their first Eval is heap_control_flow's. Children holding resource variables (the
-delegate's variable maps and kernel sets while it builds their handles are not replayed) and
-other control flow (CALL_ONCE, STABLEHLO_CASE, STABLEHLO_WHILE, ...) stay a labelled bound."""
+planned); their first Eval is heap_control_flow's. Children holding resource variables are
+modelled too: the delegate's variable maps follow every subgraph it partitions
+(xnnpack_objects.variable_maps_bytes). Other control flow (CALL_ONCE, STABLEHLO_CASE,
+STABLEHLO_WHILE, ...) stays a labelled bound."""
 
 from __future__ import annotations
 
@@ -46,12 +47,7 @@ def only_decompositions(model: Model) -> bool:
             if operator.opcode == _COMPOSITE:
                 called.add(int(options.get(_INDEX, -1) or 0))
             elif operator.opcode in _CONTROL_FLOW:
-                children = _children(operator.opcode, options)
-                if any(_holds_variables(model, index) for index in children):
-                    # The delegate's variable maps and kernel sets while it builds a child's
-                    # handles are not replayed (a probe 120 B under at the build moment).
-                    return False
-                called.update(children)
+                called.update(_children(operator.opcode, options))
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
     # A signature's own subgraph that nothing calls: the delegate is applied to it too (its
@@ -81,28 +77,6 @@ def prepared(view: Model | None) -> set[int]:
                     reached.add(index)
                     pending.append(index)
     return reached
-
-
-# Resource-variable operators (heap_resources.VARIABLE_OPCODES; not imported: heap_resources
-# reaches this module through heap_xnnpack).
-_VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
-
-
-def _holds_variables(model: Model, index: int) -> bool:
-    """Whether subgraph `index`, or a subgraph it calls, has a resource-variable operator."""
-    seen, pending = {index}, [index]
-    while pending:
-        current = pending.pop()
-        if not 0 <= current < len(model.subgraphs):
-            continue
-        for operator in model.subgraphs[current].operators:
-            if operator.opcode in _VARIABLE_OPCODES:
-                return True
-            for key, value in operator.options.items():
-                if "subgraph_ind" in key and isinstance(value, int) and value not in seen:
-                    seen.add(value)
-                    pending.append(value)
-    return False
 
 
 def _children(opcode: str, options: Mapping[str, object]) -> tuple[int, ...]:
