@@ -729,3 +729,34 @@ def test_a_variable_read_into_a_smaller_output_cannot_run_on_tflm(
     path.write_bytes(_variable_read_model([1, 64]))
     document = _json(capsys, "check", str(path), "--budget", "1MB", *build)
     assert document["verdict"] == "FITS" and document["cannot_run"] == []
+
+
+@pytest.mark.runtime
+def test_vela_promises_no_arena_for_a_compilation_check_calls_cannot_run_correctly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 1200201 flow 10 (`--family stateful --builds`): `vela MODEL --target
+    corstone-320-fvp` of a WHILE + IF model with resource variables promised kTensorArenaSize =
+    3,712 B for its chosen setting, and wrote it; `check` of the written model said CANNOT RUN
+    CORRECTLY (Vela's offline plan starts each subgraph at offset 0, and TFLM applies those
+    offsets unchecked in one arena: the WHILE's condition overwrites the caller's live inputs).
+    vela now judges each compilation as check does: no arena, nothing written, exit 1."""
+    pytest.importorskip("ethosu.vela")
+    from tests.litert_heap_measure import held_out_model
+
+    path = tmp_path / "model.tflite"
+    path.write_bytes(held_out_model("control_flow_variables", 124795))
+    written = tmp_path / "compiled.tflite"
+    code, out, _err = _run(
+        capsys, "vela", str(path), "--target", "corstone-320-fvp", "--memory-mode",
+        "Shared_Sram", "-o", str(written), "--json",
+    )  # fmt: skip
+    document = json.loads(out)
+    assert code == 1 and document["chosen"] is None and not written.exists()
+    for row in document["candidates"]:
+        assert row["arena_bytes"] is None
+        assert any("CANNOT RUN CORRECTLY" in reason for reason in row["cannot_run"])
+    from arenalens.report.vela_output import render_vela
+
+    text = " ".join(render_vela(document, "", color=False, width=100).split())
+    assert "no setting runs: its offline plan would corrupt tensors" in text  # said whole

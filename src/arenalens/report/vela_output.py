@@ -163,7 +163,11 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
     parts.append(table)
     parts.append(Text(_time_note(document["npu"], document["time_estimate"]), "dim"))
     chosen = document["chosen"]
-    if chosen is None:
+    refusals = [row["cannot_run"] for row in document["candidates"] if row["cannot_run"]]
+    if chosen is None and len(refusals) == len(document["candidates"]):
+        # Every compilation refused: the table cuts the reason short, so it is said whole.
+        parts.append(Text(f"no setting runs: {'; '.join(refusals[0])}", "red"))
+    elif chosen is None:
         parts.append(Text("no setting fits: none of these compilations fits the board", "red"))
     else:
         parts.append(

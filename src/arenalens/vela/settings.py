@@ -156,10 +156,21 @@ def sweep_settings(
 
 
 def arena_on_build(model: bytes, build: Build) -> tuple[int | None, tuple[str, ...]]:
-    """kTensorArenaSize of a compiled model on the build, or None and why it cannot run."""
+    """kTensorArenaSize of a compiled model on the build, or None and why it cannot run, or
+    cannot run correctly: Vela writes an offline plan, and `check` of the written model gives no
+    size when that plan gives live tensors common bytes (Vela plans each subgraph from offset 0,
+    while TFLM keeps a WHILE's or IF's subgraphs in one arena with the caller's tensors)."""
     from arenalens.pipeline import analyze  # noqa: PLC0415 - the whole pipeline, once per model
+    from arenalens.plan_validity import plan_conflicts  # noqa: PLC0415 - as check judges it
 
-    analysis = analyze(parse_model(model, "compiled"), build=build)
+    compiled = parse_model(model, "compiled")
+    analysis = analyze(compiled, build=build)
     if not analysis.budget.runs:
         return None, tuple(obstacle.text() for obstacle in analysis.budget.obstacles)
+    conflicts = plan_conflicts(compiled, build)
+    if conflicts:
+        return None, tuple(
+            f"its offline plan would corrupt tensors (CANNOT RUN CORRECTLY): {conflict.reason}"
+            for conflict in conflicts
+        )
     return analysis.budget.required_bytes, ()
