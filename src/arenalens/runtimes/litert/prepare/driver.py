@@ -36,6 +36,7 @@ class _SubgraphRun:
     prepared: bool = False
     init_added: list[int] = field(default_factory=list)  # AddTensors in each node's Init
     prepare_added: dict[int, int] = field(default_factory=dict)  # ... in its Prepare
+    eval_dynamic: dict[int, str] = field(default_factory=dict)  # IF / WHILE: why, by position
 
 
 def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
@@ -177,6 +178,59 @@ def _prepare_control_flow(
                 if tensor >= 0 and child_graph.tensors[tensor].dtype not in ("RESOURCE", "VARIANT"):
                     child_graph.tensors[tensor].allocation = Allocation.CUSTOM
         _prepare_subgraph(model, runs, child, allocated)
+    if opcode not in ("IF", "WHILE") or len(children) != 2:
+        return
+    why = _eval_dynamic(opcode, [runs[child] for child in children])
+    if why:
+        runs[ctx.graph.subgraph.index].eval_dynamic[ctx.position] = why
+        for slot, tensor in enumerate(ctx.outputs):
+            if tensor >= 0:
+                ctx.set_dynamic_output(slot)
+
+
+def _eval_dynamic(opcode: str, children: list[_SubgraphRun]) -> str:
+    """Why an IF's or WHILE's Prepare sets every output of the node dynamic (SetTensorToDynamic:
+    no arena address; Eval_dynamic resizes and copies them at every run), '' when it does not.
+    *while.cc Prepare_impl*: the body's HasDynamicTensors, or a body output of other dims than
+    its input (a scalar one way and [1] the other excepted: total_elements == 1); the
+    condition's dynamic output changes nothing. *if.cc Prepare*: either branch's
+    HasDynamicTensors, or an output whose dims differ between the branches."""
+    if opcode == "WHILE":
+        body = children[1]
+        if _has_dynamic_tensors(body):
+            return "its body has dynamic tensors"
+        pairs = zip(body.graph.inputs, body.graph.subgraph.outputs, strict=False)
+        for given, taken in pairs:
+            before, after = _dims(body, given), _dims(body, taken)
+            if before == after:
+                continue
+            if (before[0] if before else 0) + (after[0] if after else 0) == 1:
+                continue
+            return "its body reshapes a loop value"
+        return ""
+    if any(_has_dynamic_tensors(branch) for branch in children):
+        return "a branch has dynamic tensors"
+    then, otherwise = children
+    pairs = zip(then.graph.subgraph.outputs, otherwise.graph.subgraph.outputs, strict=False)
+    if any(_dims(then, a) != _dims(otherwise, b) for a, b in pairs):
+        return "its branches give outputs of different shapes"
+    return ""
+
+
+def _has_dynamic_tensors(run: _SubgraphRun) -> bool:
+    """*Subgraph::HasDynamicTensors* after its AllocateTensors: a dynamic subgraph output
+    (PrepareOpsStartingAt looks at them first), or a node whose Prepare left an output dynamic
+    (a dynamic temporary does not count)."""
+    outputs = run.graph.subgraph.outputs
+    return any(run.dynamic) or any(
+        0 <= t < len(run.graph.tensors) and run.graph.tensors[t].allocation == Allocation.DYNAMIC
+        for t in outputs
+    )
+
+
+def _dims(run: _SubgraphRun, index: int) -> tuple[int, ...]:
+    tensor = run.graph.tensors[index] if 0 <= index < len(run.graph.tensors) else None
+    return tuple(tensor.shape or ()) if tensor is not None else ()
 
 
 def _remove_unused_inputs(subgraph: Subgraph, graph: WorkGraph) -> None:
@@ -234,6 +288,7 @@ def _freeze(run: _SubgraphRun, index: int, allocated: bool) -> PreparedSubgraph:
             temporaries=tuple(t for t in ctx.temporaries),
             inplace_flags=LITERT_INPLACE_FLAGS.get(ctx.operator.opcode, 0),
             dynamic_output=run.dynamic[ctx.position] if ctx.position < len(run.dynamic) else False,
+            eval_dynamic=run.eval_dynamic.get(ctx.position, ""),
         )
         for ctx in run.contexts
     )

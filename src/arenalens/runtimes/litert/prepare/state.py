@@ -56,6 +56,9 @@ class RuntimeNode:
     temporaries: tuple[int, ...]
     inplace_flags: int
     dynamic_output: bool  # Prepare ended its chunk here
+    # An IF's or WHILE's Prepare found its children dynamic (if.cc / while.cc: its outputs
+    # SetTensorToDynamic, Eval_dynamic at Invoke): why, in words; '' for every other node.
+    eval_dynamic: str = ""
 
 
 @dataclass(frozen=True, slots=True)
