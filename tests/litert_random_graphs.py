@@ -276,12 +276,18 @@ def random_graph(seed: int) -> bytes:
 def disagreements(seed: int, folder: Path) -> list[str] | None:
     """Seed → the rows where arenalens and the wheel disagree ([] when all agree), or None when
     the wheel refuses the model."""
+    path = folder / f"random_{seed}.tflite"
+    path.write_bytes(random_graph(seed))
+    return disagreements_of(path)
+
+
+def disagreements_of(path: Path) -> list[str] | None:
+    """A model file → the rows where arenalens and the wheel disagree ([] when all agree), or
+    None when the wheel refuses the model."""
     from arenalens.errors import ModelError
     from arenalens.pipeline import analyze
     from arenalens.runtimes.litert.rules import compare_with_real, probe_model
 
-    path = folder / f"random_{seed}.tflite"
-    path.write_bytes(random_graph(seed))
     try:
         real = probe_model(path)
     except ModelError:

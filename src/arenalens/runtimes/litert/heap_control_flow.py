@@ -166,10 +166,7 @@ def control_flow_eval(
     parent's run left (heap_invoke.BackendState), which each child's replay takes and gives
     back."""
     indices = children(model, prepared, node)
-    found = [allocated.get(index) for index in indices]
-    if len(indices) != 2 or any(
-        child is None or has_dynamic_outputs(child.prepared) for child in found
-    ):
+    if len(indices) != 2 or node.eval_dynamic or any(i not in allocated for i in indices):
         return None
     named = _Children(indices, allocated, replay)
     if node.opcode == "IF":
@@ -200,53 +197,18 @@ def control_flow_refusal(model: Model) -> str:
 
 def dynamic_control_flow(model: Model, prepared: Sequence[PreparedSubgraph]) -> tuple[str, ...]:
     """The IFs and WHILEs that run Eval_dynamic (their children resized and copied at each
-    run): a WHILE whose body has dynamic tensors or gives a loop value another shape than it
-    took (while.cc Prepare_impl: a growing value grows at every turn, so the heap after the
-    first invoke follows the number of turns, a run-time value), an IF whose branches have
-    dynamic tensors or give outputs of different shapes (if.cc Prepare). No figure that never
-    falls under can be given for those; one description each."""
-    found = []
-    for state in prepared:
-        for node in state.nodes:
-            if node.opcode not in CONTROL_FLOW_REPLAYED:
-                continue
-            indices = [
-                index for index in children(model, state, node) if 0 <= index < len(prepared)
-            ]
-            nested = [prepared[index] for index in indices]
-            if any(has_dynamic_outputs(child) for child in nested) or _reshaping(node, nested):
-                what = (
-                    "its body reshapes a loop value"
-                    if node.opcode == "WHILE"
-                    else ("its branches give outputs of different shapes")
-                )
-                found.append(f"{node.opcode} in subgraph {state.index} ({what})")
-    return tuple(found)
-
-
-def _reshaping(node: RuntimeNode, nested: Sequence[PreparedSubgraph]) -> bool:
-    if len(nested) != 2:
-        return False
-    if node.opcode == "IF":
-        then, otherwise = nested
-        return any(
-            _shape(then, a) != _shape(otherwise, b)
-            for a, b in zip(then.outputs, otherwise.outputs, strict=False)
-        )
-    body = nested[1]
-    for given, taken in zip(body.inputs, body.outputs, strict=False):
-        before, after = _shape(body, given), _shape(body, taken)
-        if given < 0 or taken < 0 or before == after:
-            continue
-        # A scalar one way and [1] the other is not a reshape (while.cc: total_elements == 1).
-        if (before[0] if before else 0) + (after[0] if after else 0) != 1:
-            return True
-    return False
-
-
-def _shape(prepared: PreparedSubgraph, index: int) -> tuple[int, ...]:
-    tensor = prepared.tensors[index] if 0 <= index < len(prepared.tensors) else None
-    return tuple(tensor.shape or ()) if tensor is not None else ()
+    run), as the Prepare replica found them (`RuntimeNode.eval_dynamic`, from while.cc
+    Prepare_impl / if.cc Prepare: a body or branch with dynamic tensors, a body that gives a
+    loop value another shape than it took, branches of different output shapes): the heap
+    after the first invoke follows the number of turns or the branch, run-time values. No
+    figure that never falls under can be given for those; one description each."""
+    del model  # the reason is on the node
+    return tuple(
+        f"{node.opcode} in subgraph {state.index} ({node.eval_dynamic})"
+        for state in prepared
+        for node in state.nodes
+        if node.eval_dynamic
+    )
 
 
 def _if_eval(

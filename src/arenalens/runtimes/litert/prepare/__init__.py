@@ -18,7 +18,9 @@ What is modelled (docs/runtime-rules.md §L1, §L2, §L8, §L9):
   the tensors as they are at that moment; later chunks are planned at Invoke.
 * **Control flow** (*if.cc, while.cc*): IF / STABLEHLO_COMPOSITE / STABLEHLO_CASE branches and
   the WHILE cond drop unused inputs; branch and body inputs become Custom; a WHILE pass-through
-  nobody reads leaves the node; children are allocated inside the parent's Prepare.
+  nobody reads leaves the node; children are allocated inside the parent's Prepare; an IF or
+  WHILE whose children are dynamic (a dynamic tensor, a reshaped loop value, branches of
+  different output dims) sets its outputs dynamic (`RuntimeNode.eval_dynamic` says why).
 
 Known limits (each reported in `PreparedSubgraph.notes` when a model hits it, where detectable):
 
@@ -36,8 +38,7 @@ Known limits (each reported in `PreparedSubgraph.notes` when a model hits it, wh
   other folded values stay unknown and noted. Custom ops other than
   TFLite_Detection_PostProcess and NumericVerify are assumed to add nothing (the wheel
   registers only those, Mfcc, AudioSpectrogram and aeq.hadamard_rotation, which add none).
-* Control-flow outputs made Dynamic by a child's dynamic or shape-changing outputs, and
-  CALL_ONCE (allocated at Eval, then released), are not modelled.
+* CALL_ONCE (allocated at Eval, then released) is not modelled here.
 * Kernel variants: optimized builtin kernels only (no reference kernels, no XNNPACK or other
   delegate, `num_threads` = 1, Linux x86-64: the optimized 4-bit FULLY_CONNECTED packs input
   rows for the wheel's SSE variant).
