@@ -80,6 +80,10 @@ CORTEX_M_OUTPUT_TARGETS = frozenset(
     {"cortex-m7-reference", "cortex-m7-cmsis-nn", "cortex-m3-cmsis-nn", "cortex-m55-cmsis-nn"}
 )
 QEMU_TIMEOUT_SECONDS = 300
+# An Invoke of a flow model takes seconds under QEMU; a failed DCHECK halts and never returns.
+INVOKE_TIMEOUT_SECONDS = 60
+# The ESP probes that run kernels' bodies (the S3 and P4 ones are stubs: set-up only).
+ESP_INVOKE_TARGETS = frozenset({"esp-generic-opt", "esp-ansi", "rv32-reference"})
 
 
 @dataclass(frozen=True)
@@ -385,6 +389,18 @@ class CortexM:
             "run.py", data, target, "--arena", str(arena_size), "--allocator", "plain", "--json"
         )
         return DeviceRun(str(document.get("status", "error")), {}, str(document.get("detail", "")))
+
+    def invokes(self, data: bytes, target: str, arena_size: int) -> DeviceRun:
+        """AllocateTensors() and one Invoke() on zeroed inputs at exactly `arena_size` bytes; the
+        status is the Invoke's ('ok', 'fail', 'timeout': a failed DCHECK halts and spins)."""
+        document = self._probe(
+            "run.py", data, target, "--arena", str(arena_size), "--allocator", "plain",
+            "--invoke", "--invoke-timeout", str(INVOKE_TIMEOUT_SECONDS), "--json",
+        )  # fmt: skip
+        status = str(document.get("status", "error"))
+        invoke = str(document.get("invoke") or "")
+        detail = str(document.get("detail", ""))
+        return DeviceRun(invoke if status == "ok" and invoke else status, {}, detail)
 
     def outputs(self, data: bytes, target: str, arena_size: int, seeds: str = "1-3") -> DeviceRun:
         """Invoke once per seed at exactly `arena_size` bytes; the output hashes per seed."""

@@ -581,3 +581,26 @@ def test_the_stateful_family_walks_control_flow_and_variables_held_out() -> None
     assert {"IF", "WHILE", "CALL_ONCE", "READ_VARIABLE", "ASSIGN_VARIABLE"} <= opcodes
     flow = random_flow(1200301, 3, families=("stateful",), wide=True)
     assert flow.replay_command.endswith("--family stateful --wide")
+
+
+def test_the_cached_device_sample_still_holds(tmp_path: Path) -> None:
+    """tests/data/flows_devices.json (`python -m flows.devices`, its command inside): flow models
+    on every QEMU probe here at the figure check gave. Each model draws again to the same bytes,
+    check still gives the figure (or CANNOT RUN) the probe judged, and the probe confirmed every
+    one: set up at the figure, or refused a CANNOT RUN at a roomy arena."""
+    from flows.devices import Probed, checked
+
+    cache = json.loads((Path(__file__).parent / "data" / "flows_devices.json").read_text())
+    probed = 0
+    for entry in cache["pairs"]:
+        pair, _data, _build = checked(entry["seed"], entry["index"], tmp_path)
+        remake = f"figures moved: remake with `{cache['command']}`"
+        assert pair.sha256 == entry["sha256"] and pair.recipe == entry["recipe"]
+        assert (pair.verdict, pair.figure) == (entry["verdict"], entry["figure"]), remake
+        if entry["probe"] and entry["at_figure"]:
+            probed += 1
+            item = Probed(pair, entry["probe"], entry["at_figure"], entry["below"])
+            assert item.confirmed, entry
+    assert probed >= len(cache["pairs"]) * 3 // 4
+    probes = {entry["probe"] for entry in cache["pairs"] if entry["at_figure"]}
+    assert len(probes) >= 10  # Cortex-M and ESP probes alike
