@@ -37,7 +37,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from arenalens.cli.common import write_atomic
+from arenalens.atomic import write_atomic
 from benchkit import synthetic_model
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"

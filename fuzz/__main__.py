@@ -22,7 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from arenalens.cli.common import write_atomic
+from arenalens.atomic import write_atomic
 from fuzz.harness import (
     FAILURE_KINDS,
     GENERATORS,

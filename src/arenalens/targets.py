@@ -37,10 +37,10 @@ aliases reach it too (`esp32-s3`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -235,8 +235,10 @@ def _linux_device(row: Mapping[str, Any]) -> Target:
 def catalogue_document() -> dict[str, Any]:
     """The catalogue as shipped (`targets.json`)."""
     # Beside this module, as `tflite/opcodes.py` reads its option tables: importlib.resources
-    # costs more to import (zipfile, threading) than reading the catalogue.
-    text = Path(__file__).with_name(CATALOGUE).read_text(encoding="utf-8")
+    # costs more to import (zipfile, threading) than reading the catalogue (os.path: see
+    # `builds.data.records_document`).
+    with open(os.path.join(os.path.dirname(__file__), CATALOGUE), encoding="utf-8") as handle:
+        text = handle.read()
     document: dict[str, Any] = json.loads(text)
     return document
 

@@ -244,7 +244,7 @@ def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
     import os
     import stat
 
-    from arenalens.cli.common import write_atomic
+    from arenalens.atomic import write_atomic
 
     umask = os.umask(0o022)
     try:

@@ -17,6 +17,7 @@ import inspect
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import flatbuffers
@@ -192,9 +193,10 @@ def reference_decode(
 def main() -> int:
     """Rewrite the stored tables from the installed package; say whether they changed."""
     text = render(derive())
-    old = OPTION_TABLES_PATH.read_text() if OPTION_TABLES_PATH.exists() else ""
-    OPTION_TABLES_PATH.write_text(text)
-    print(f"{OPTION_TABLES_PATH}: {'unchanged' if old == text else 'rewritten'}")
+    tables = Path(OPTION_TABLES_PATH)
+    old = tables.read_text() if tables.exists() else ""
+    tables.write_text(text)
+    print(f"{tables}: {'unchanged' if old == text else 'rewritten'}")
     return 0
 
 

@@ -8,6 +8,7 @@ import random
 import struct
 import subprocess
 import sys
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -42,7 +43,7 @@ _NUMPY_TYPES = {
 
 
 def test_stored_tables_match_the_installed_package() -> None:
-    assert OPTION_TABLES_PATH.read_text() == render(derive()), (
+    assert Path(OPTION_TABLES_PATH).read_text() == render(derive()), (
         "option_tables.json is stale: python -m tests.tflite_io.option_tables"
     )
 

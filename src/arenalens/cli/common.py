@@ -7,7 +7,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
 from arenalens.builds.build import (
     CPUS,
     ESP_NN_ANSI,

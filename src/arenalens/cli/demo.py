@@ -8,8 +8,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from arenalens.atomic import make_folder
-from arenalens.cli.common import print_text, selected_build, terminal_width, use_color, write_atomic
+from arenalens.atomic import make_folder, write_atomic
+from arenalens.cli.common import print_text, selected_build, terminal_width, use_color
 from arenalens.cli.report import (
     TOOL,
     WrittenFile,

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from arenalens.atomic import check_output_path, make_folder
+from arenalens.atomic import check_output_path, make_folder, write_atomic
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_alignment_option,
@@ -24,7 +24,6 @@ from arenalens.cli.common import (
     selected_build,
     single_target,
     threads_option,
-    write_atomic,
 )
 from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.errors import UsageError

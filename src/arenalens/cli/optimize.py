@@ -7,7 +7,7 @@ import os
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from arenalens.atomic import check_output_path
+from arenalens.atomic import check_output_path, write_atomic
 from arenalens.builds.kernel_paths import REFERENCE_PATH
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
@@ -26,7 +26,6 @@ from arenalens.cli.common import (
     single_target,
     terminal_width,
     use_color,
-    write_atomic,
 )
 from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.errors import RuntimeUnavailableError, UsageError

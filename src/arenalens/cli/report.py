@@ -13,7 +13,7 @@ from typing import Any
 
 from arenalens import __version__
 from arenalens.alternatives import default_planners, plan_alternatives
-from arenalens.atomic import check_output_path, make_folder
+from arenalens.atomic import check_output_path, make_folder, write_atomic
 from arenalens.builds.build import Build
 from arenalens.builds.kernel_paths import OverlapRules
 from arenalens.cli.batch import working
@@ -47,7 +47,6 @@ from arenalens.cli.common import (
     terminal_width,
     threads_option,
     use_color,
-    write_atomic,
 )
 from arenalens.declared import Status, declared_arena
 from arenalens.diagnostics import diagnose

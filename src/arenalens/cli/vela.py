@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from arenalens.atomic import write_atomic
 from arenalens.cli.common import (
     add_build_options,
     add_model_argument,
@@ -17,7 +18,6 @@ from arenalens.cli.common import (
     selected_build,
     terminal_width,
     use_color,
-    write_atomic,
 )
 from arenalens.errors import UsageError
 from arenalens.targets import get_target

@@ -429,7 +429,8 @@ class _Edit:
 
 @cache
 def _option_document() -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(OPTION_TABLES_PATH.read_text(encoding="utf-8"))
+    with open(OPTION_TABLES_PATH, encoding="utf-8") as handle:
+        document: dict[str, Any] = json.load(handle)
     return document
 
 

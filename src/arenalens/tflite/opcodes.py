@@ -12,12 +12,12 @@ import importlib
 import importlib.machinery
 import importlib.util
 import json
+import os
 import re
 import struct
 import sys
 from collections.abc import ItemsView, Iterator, Mapping
 from functools import cache
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -80,7 +80,9 @@ def snake_case(camel: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
 
 
-OPTION_TABLES_PATH = Path(__file__).with_name("option_tables.json")
+# A path string: os.path, not pathlib, which a check would import for it alone (with
+# urllib.parse and ipaddress: ~16 M instructions of its start-up).
+OPTION_TABLES_PATH = os.path.join(os.path.dirname(__file__), "option_tables.json")
 
 # One field of an options table: (key, index in the vtable, how to read it, what it is when
 # absent, the reader), where "how" is _SCALAR (the reader: a Struct's unpack_from), _STRING or
@@ -93,7 +95,8 @@ _SCALAR, _STRING, _VECTOR = 0, 1, 2
 def _option_document() -> tuple[dict[str, list[Any]], dict[int, str], dict[int, str]]:
     """option_tables.json: table name → its fields as stored, and the type codes of both unions
     (BuiltinOptions, BuiltinOptions2) → table names."""
-    document = json.loads(OPTION_TABLES_PATH.read_text(encoding="utf-8"))
+    with open(OPTION_TABLES_PATH, encoding="utf-8") as handle:
+        document = json.load(handle)
     unions = document["unions"]
     return (
         document["tables"],

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from arenalens.errors import ModelError
@@ -90,9 +89,8 @@ def load_model(
     """
     if isinstance(source, bytes | bytearray | memoryview):
         return parse_model(bytes(source), "<bytes>", strict=strict)
-    path = Path(source)
     label = str(source)
-    data = map_file(path, label)
+    data = map_file(source, label)
     return parse_model(data, label, strict=strict)
 
 
