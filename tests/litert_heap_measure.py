@@ -1,8 +1,12 @@
 """The heap a real LiteRT interpreter holds, measured with ../shared/tools/litert-heap (its
-heap_tracer.so as LD_PRELOAD around its measure.py) and cached in tests/data/litert_heap.json:
+heap_tracer.so as LD_PRELOAD around its measure.py) and cached one CPU per file, each file's
+`command` remaking it on that CPU: tests/data/litert_heap.json (an AVX-512 + AMX machine, the
+HOST profile) and tests/data/litert_heap_avx2.json (an AMD EPYC 7001: AVX2 and FMA, no AVX-512,
+the x86-64-v3-zen profile). tests/litert_heap_cache.py reads an entry by name from either.
 
     python -m tests.litert_heap_measure            # every shared model and every held-out one
     python -m tests.litert_heap_measure --only vww # models whose name contains 'vww'
+    python -m tests.litert_heap_measure --cache tests/data/litert_heap_avx2.json --only var12_
 
 Per model and delegate (builtin = BUILTIN_WITHOUT_DEFAULT_DELEGATES, xnnpack = AUTO, LiteRT's
 default): live heap bytes after creating the interpreter, after allocate_tensors(), after one
@@ -238,6 +242,11 @@ HELD_OUT = (
     *HELD_OUT,
     *((f"cfvar12_{seed}", "control_flow_variables12", seed) for seed in range(1, 25)),
 )
+# Session 12 (litert-xnn12): streaming chains with delegate kernels after rank-0 reads
+# (tests/litert_replan_cases.py), drawn after heap_xnnpack_reshape replayed a kernel's Prepare
+# at the first invoke's re-plan; measured on this machine's CPU into litert_heap_avx2.json.
+REPLAN_SEEDS12 = tuple(range(1201, 1225))
+HELD_OUT = (*HELD_OUT, *((f"var12_{seed}", "xnnpack_replan", seed) for seed in REPLAN_SEEDS12))
 
 
 def kernel_case(name: str) -> bytes:
@@ -350,6 +359,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_variable_cases import replan_model
 
         return replan_model(seed)
+    if family == "xnnpack_replan":
+        from tests.litert_replan_cases import xnnpack_replan_model
+
+        return xnnpack_replan_model(seed)
     if family == "kernel_facts":
         from tests.litert_kernel_facts_cases import kernel_facts_case
 
@@ -512,6 +525,19 @@ def models(folder: Path) -> list[tuple[str, Path, str]]:
     return found
 
 
+def remake_command(data: Path, only: str, previous: str | None) -> str:
+    """The command that remakes the cache `data`: the default file's (every model), or another
+    CPU's file with every --only it was measured with, the previous command's and `only`."""
+    command = "python -m tests.litert_heap_measure"
+    if data == DATA:
+        return command
+    command += f" --cache {data.relative_to(REPO_ROOT)}"
+    _, found, listed = (previous or "").partition(" --only ")
+    kept = listed.split(",") if found else []
+    parts = [*kept, *(part for part in only.split(",") if part and part not in kept)]
+    return command + (f" --only {','.join(parts)}" if parts else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -525,18 +551,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     arguments = parser.parse_args(argv)
     data = arguments.cache.resolve()
-    previous = json.loads(data.read_text()).get("environment") if data.is_file() else None
-    command = "python -m tests.litert_heap_measure"
-    if data != DATA:
-        command += f" --cache {data.relative_to(REPO_ROOT)}"
-        command += f" --only {arguments.only}" if arguments.only else ""
-    document = cache_document(data, command)
-    here: dict[str, Any] = {}
+    before = json.loads(data.read_text()) if data.is_file() else {}
+    previous = before.get("environment")
+    document = cache_document(data, remake_command(data, arguments.only, before.get("command")))
     if arguments.only and previous is not None and previous != document["environment"]:
-        # Some models measured on another machine (another CPU: XNNPACK's microkernels and
-        # their packing differ): the file keeps the environment its other figures hold for,
-        # and these entries name their own.
-        here, document["environment"] = document["environment"], previous
+        # One CPU per file: figures measured elsewhere (another CPU selects other XNNPACK
+        # microkernels and packing) go to that CPU's own file, or this one is remade whole.
+        print(
+            f"{data.name} holds figures for {previous}; this machine is "
+            f"{document['environment']}: measure into another --cache, or remake it whole",
+            file=sys.stderr,
+        )
+        return 2
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -544,8 +570,6 @@ def main(argv: list[str] | None = None) -> int:
             if not any(part in name for part in arguments.only.split(",")):
                 continue
             entry = {"set": which, **{mode: measure(library, path, mode) for mode in MODES}}
-            if here:
-                entry["environment"] = here
             document["models"][name] = entry
             print(name, json.dumps(entry), flush=True)
     document["models"] = dict(sorted(document["models"].items()))

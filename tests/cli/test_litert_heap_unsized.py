@@ -1,7 +1,8 @@
 """An IF or WHILE that runs Eval_dynamic gets no interpreter heap (heap_control_flow): check
 exits 2 with the reason, and every other renderer says the same reason where the heap would
 be: plan (terminal and --json: `interpreter_heap_unsized`) and export --format json; report
-and export --format c-header give check's figure, so they exit 2 with it. Before, plan and
+and export --format c-header give check's figure, so they exit 2 with it; the Python API
+(arenalens.check, interpreter_heap) raises it. Before, plan and
 export --format json showed the arenas without heap rows and without saying why."""
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import arenalens
 from arenalens.cli import main
+from arenalens.errors import UsageError
+from arenalens.litert_memory import heap_unsized
 from arenalens.pipeline import analyze
+from arenalens.runtimes.litert.heap import interpreter_heap
 from arenalens.runtimes.litert.heap_control_flow import control_flow_refusal
 from tests.litert_control_flow_heap_cases import (
     control_flow_heap_case,
@@ -103,3 +108,24 @@ def test_a_model_with_a_heap_has_no_such_field(
     document = json.loads(out)
     assert document["interpreter_heap"]
     assert "interpreter_heap_unsized" not in document
+
+
+def test_the_python_api_gives_the_reason(reshaping: tuple[Path, str]) -> None:
+    """arenalens.check (a budget, a Linux board, either delegate) raises check's one-line
+    error, and interpreter_heap the same reason; litert_memory.heap_unsized names it."""
+    path, reason = reshaping
+    for arguments in (
+        {"runtime": "litert", "budget": "64M"},
+        {"runtime": "litert", "budget": "64M", "delegate": "none"},
+        {"target": "raspberry-pi-zero-2-w"},
+    ):
+        with pytest.raises(UsageError) as raised:
+            arenalens.check(path, **arguments)
+        assert str(raised.value) == f"{path.stem}: {reason}", arguments
+    analysis = arenalens.analyze(path, runtime="litert")
+    assert heap_unsized(analysis) == reason
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    for delegate in ("xnnpack", "none"):
+        with pytest.raises(ValueError) as refused:
+            interpreter_heap(analysis.model, sizes, delegate=delegate)
+        assert str(refused.value) == reason, delegate

@@ -20,8 +20,8 @@ import pytest
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert.heap import interpreter_heap
 from arenalens.runtimes.litert.heap_invoke import external_values_steps
+from tests.litert_heap_cache import cached, names
 from tests.litert_upstream_measure import DATA
-from tests.runtimes.litert.test_litert_heap import CACHE as HEAP_CACHE
 from tests.runtimes.litert.test_litert_heap import model_path
 from tests.runtimes.litert.test_litert_upstream import DELEGATES, PHASES, _analysis
 
@@ -71,7 +71,7 @@ def test_the_xnnpack_first_invoke_builds_its_external_values() -> None:
 # Held-out small models (tests/litert_caller_cases.py, drawn after heap_caller.py replayed
 # numpy's caches; tests/data/litert_heap.json): 1.015-1.074x after the first invoke with the
 # former allowance, within 1% now, allowances included, under both delegates.
-CALLER_CASES = sorted(name for name in HEAP_CACHE["models"] if name.startswith("caller10_"))
+CALLER_CASES = sorted(name for name in names() if name.startswith("caller10_"))
 
 
 @pytest.mark.parametrize("name", CALLER_CASES)
@@ -82,7 +82,7 @@ def test_held_out_small_models_are_within_one_percent(name: str, tmp_path: Path)
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     for mode, delegate in DELEGATES:
         heap = interpreter_heap(analysis.model, sizes, delegate=delegate)
-        real = HEAP_CACHE["models"][name][mode]
+        real = cached(name)[mode]
         for measured, predicted in PHASES:
             figure = getattr(heap, predicted)
             assert real[measured] <= figure <= real[measured] * 1.01, (mode, measured)

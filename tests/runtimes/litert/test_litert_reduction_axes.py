@@ -13,9 +13,10 @@ import pytest
 
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert.heap import interpreter_heap
-from tests.runtimes.litert.test_litert_heap import CACHE, DELEGATE_OF_MODE, PHASES, model_path
+from tests.litert_heap_cache import cached, names
+from tests.runtimes.litert.test_litert_heap import DELEGATE_OF_MODE, PHASES, model_path
 
-AXIS_CASES = sorted(name for name in CACHE["models"] if name.startswith("axis10_"))
+AXIS_CASES = sorted(name for name in names() if name.startswith("axis10_"))
 
 
 def test_there_are_held_out_reductions() -> None:
@@ -33,7 +34,7 @@ def test_a_reduction_over_axes_read_at_eval_is_bounded(name: str, tmp_path: Path
         kept = {part.name: part for part in heap.parts}["first-invoke kernel buffers"]
         assert not kept.exact, mode
         allowances = sum(part.nbytes for part in heap.parts if part.allowance)
-        real = CACHE["models"][name][mode]
+        real = cached(name)[mode]
         for measured, predicted in PHASES:
             figure = getattr(heap, predicted)
             assert real[measured] <= figure <= real[measured] * 1.01 + allowances, (mode, measured)

@@ -14,11 +14,10 @@ import pytest
 
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert.heap import interpreter_heap
-from tests.litert_heap_measure import DATA as HEAP_DATA
+from tests.litert_heap_cache import cached
 from tests.litert_topk_cases import topk_case
 from tests.litert_topk_measure import DATA, SEEDS
 
-AT_ZERO = json.loads(HEAP_DATA.read_text())["models"]
 AT_BOUND = json.loads(DATA.read_text())["models"]
 PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
           ("peak", "peak"))  # fmt: skip
@@ -35,7 +34,7 @@ def test_topk_with_k_at_eval_is_bounded_and_labelled(seed: int, tmp_path: Path) 
         kept = next(part for part in heap.parts if part.name == "first-invoke kernel buffers")
         assert not kept.exact and "TOPK_V2" in kept.meaning
         allowances = sum(part.nbytes for part in heap.parts if part.allowance)
-        at_zero, at_bound = AT_ZERO[f"topk9_{seed}.tflite"][mode], AT_BOUND[f"topk9_{seed}"][mode]
+        at_zero, at_bound = cached(f"topk9_{seed}.tflite")[mode], AT_BOUND[f"topk9_{seed}"][mode]
         for measured, predicted in PHASES:
             figure = getattr(heap, predicted)
             assert at_zero[measured] <= figure and at_bound[measured] <= figure, measured

@@ -36,12 +36,12 @@ from arenalens.runtimes.litert.heap_interpreter import arena_request
 from arenalens.runtimes.litert.isa import HOST
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import parse_model
+from tests.litert_heap_cache import cached, names
 from tests.litert_variable_partitions import COMMAND as VARIABLE_COMMAND
 from tests.litert_variable_partitions import DATA as VARIABLE_DATA
 from tests.litert_variable_partitions import SEEDS as VARIABLE_SEEDS
 from tests.litert_variable_partitions import variable_model
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
-from tests.runtimes.litert.test_litert_heap import CACHE as HEAP_CACHE
 from tests.runtimes.litert.test_litert_heap import predicted
 
 CACHE: dict[str, Any] = json.loads(DATA.read_text())
@@ -184,12 +184,12 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
     """On a model whose partition is modelled, the XNNPACK figures after setup, after the
     first invoke and at the peak are never under the wheel's (tests/data/litert_heap.json) and
     within 1.2× of it, but for the models of LOOSE."""
-    if name in UNMODELLED or name not in HEAP_CACHE["models"]:
+    if name in UNMODELLED or name not in names():
         return
     heaps = predicted(name, str(_FOLDER))
     if heaps is None:
         pytest.skip("the shared models are not here")
-    heap, real = heaps["xnnpack"], HEAP_CACHE["models"][name]["xnnpack"]
+    heap, real = heaps["xnnpack"], cached(name)["xnnpack"]
     for measured, figure in (
         ("after_allocate", heap.after_setup),
         ("after_invoke", heap.after_first_invoke),
@@ -234,8 +234,8 @@ def test_xnnpack_after_setup_is_within_one_percent(name: str) -> None:
     model, real = _measured(name)
     if name.startswith(HELD_OUT_PREFIXES):
         measured = real["heap"]["after_allocate"]
-    elif name in HEAP_CACHE["models"] and "error" not in HEAP_CACHE["models"][name]["xnnpack"]:
-        measured = HEAP_CACHE["models"][name]["xnnpack"]["after_allocate"]
+    elif name in names() and "error" not in cached(name)["xnnpack"]:
+        measured = cached(name)["xnnpack"]["after_allocate"]
     else:
         return
     analysis = analyze(model_file(name, _FOLDER) or Path(), runtime="litert")
@@ -305,8 +305,8 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
         return
     if name.startswith(HELD_OUT_PREFIXES):
         measured = real["heap"]["peak"]
-    elif name in HEAP_CACHE["models"] and "error" not in HEAP_CACHE["models"][name]["xnnpack"]:
-        measured = HEAP_CACHE["models"][name]["xnnpack"]["peak"]
+    elif name in names() and "error" not in cached(name)["xnnpack"]:
+        measured = cached(name)["xnnpack"]["peak"]
     else:
         return
     analysis = analyze(model_file(name, _FOLDER) or Path(), runtime="litert")

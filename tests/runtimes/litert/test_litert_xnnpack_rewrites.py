@@ -29,17 +29,18 @@ from arenalens.runtimes.litert.heap import WRAPPER_VARIATION_BYTES, interpreter_
 from arenalens.runtimes.litert.isa import X86_64_V3
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import parse_model
+from tests.litert_heap_cache import cached, names
 from tests.litert_upstream_measure import DATA as UPSTREAM_DATA
 from tests.litert_upstream_measure import absence, mirror, model_bytes
-from tests.runtimes.litert.test_litert_heap import CACHE, _large_blocks, predicted
+from tests.runtimes.litert.test_litert_heap import _large_blocks, predicted
 
-SQUARES = sorted(name for name in CACHE["models"] if name.startswith("xnn9_square_"))
-BLOCKWISE = sorted(name for name in CACHE["models"] if name.startswith("xnn9_blockwise_"))
+SQUARES = sorted(name for name in names() if name.startswith("xnn9_square_"))
+BLOCKWISE = sorted(name for name in names() if name.startswith("xnn9_blockwise_"))
 SIGNATURES = sorted(
     name
-    for name, entry in CACHE["models"].items()
+    for name in names()
     if name.startswith(("xnn9_signatures_", "xnn10_signatures_"))
-    and "error" not in entry["xnnpack"]
+    and "error" not in cached(name)["xnnpack"]
 )
 PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
           ("peak", "peak"))  # fmt: skip
@@ -116,7 +117,7 @@ def test_held_out_squares_are_within_one_percent(name: str, tmp_path_factory: An
     clamp was."""
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
     assert heaps is not None
-    _within(heaps, CACHE["models"][name]["xnnpack"], 1.01)
+    _within(heaps, cached(name)["xnnpack"], 1.01)
 
 
 def test_int4_blockwise_packing() -> None:
@@ -164,7 +165,7 @@ def test_held_out_blockwise_fully_connected(name: str, tmp_path_factory: Any) ->
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
     assert heaps is not None
     workspace = next(part for part in heaps["xnnpack"].parts if part.name == "XNNPACK workspace")
-    _within(heaps, CACHE["models"][name]["xnnpack"], 1.01 if workspace.exact else 1.05)
+    _within(heaps, cached(name)["xnnpack"], 1.01 if workspace.exact else 1.05)
     assert workspace.exact or "estimate" in workspace.meaning
 
 
@@ -211,7 +212,7 @@ def test_held_out_signatures(name: str, tmp_path_factory: Any) -> None:
     indirection buffers counted)."""
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()), on_its_cpu=True)
     assert heaps is not None and heaps["xnnpack"].isa == X86_64_V3
-    real = CACHE["models"][name]["xnnpack"]
+    real = cached(name)["xnnpack"]
     for measured, figure in PHASES:
         assert real[measured] <= getattr(heaps["xnnpack"], figure), measured
     model_part = heaps["xnnpack"].after_setup - WRAPPER_VARIATION_BYTES - _large_blocks(heaps)

@@ -81,3 +81,12 @@ def threshold_decides(nbytes: int, alignment: int = 0) -> bool:
     if alignment > MALLOC_ALIGNMENT:
         chunk = chunk_bytes(chunk + alignment + MINIMUM_CHUNK_BYTES)
     return MMAP_THRESHOLD_BYTES <= chunk < MMAP_THRESHOLD_MAX_BYTES
+
+
+def counted_mmapped(usable_bytes: int) -> bool:
+    """Whether a block counted `usable_bytes` (by `usable` / `aligned_usable`) may be one the
+    mmap threshold decides: its usable size is a mapping's of a chunk from the threshold to the
+    most a free raises it to (a heap chunk just under the threshold can count as much: taken
+    as decided too, so a figure says bound rather than exact)."""
+    lowest = MMAP_THRESHOLD_BYTES - 4 * MMAP_HEADER_BYTES  # a 64-aligned mapping's least
+    return lowest <= usable_bytes <= MMAP_THRESHOLD_MAX_BYTES

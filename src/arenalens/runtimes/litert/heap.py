@@ -32,7 +32,7 @@ figure is labelled an estimate that names what it assumes (`isa.IsaProfile.assum
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph
@@ -45,6 +45,7 @@ from arenalens.runtimes.litert import (
     heap_replan,
     heap_resources,
     heap_xnnpack,
+    heap_xnnpack_reshape,
     xnnpack_custom,
     xnnpack_objects,
 )
@@ -61,8 +62,9 @@ from arenalens.runtimes.litert.heap_interpreter import (
     persistent_ro_blocks,
 )
 from arenalens.runtimes.litert.heap_invoke import first_invoke
-from arenalens.runtimes.litert.heap_part import HeapPart
+from arenalens.runtimes.litert.heap_part import MMAPPED_NOTE, HeapPart
 from arenalens.runtimes.litert.heap_threads import thread_parts, threads_unsized
+from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.heap_xnnpack_setup import (
     GEMM_OPERATORS,
     XNNPACK_DELEGATE_BYTES,
@@ -87,13 +89,6 @@ GLIBC_SLACK_EVERY_BLOCKS = 16
 # spans up to 176 B over eight such processes, measured in session 6, the same bytes every run in
 # each). Added so that the figure never falls under; the 1% checks leave it out.
 WRAPPER_VARIATION_BYTES = 176
-# Why a block of 128 KiB to 32 MiB makes its part a bound (glibc.threshold_decides).
-_MMAPPED_NOTE = (
-    "; a block of 128 KiB to 32 MiB is counted as glibc mmaps it (whole pages), as in a process "
-    "that never freed a larger mmapped block (a C++ app that starts the interpreter first): one "
-    "that did serves it from its heap, up to a page less (the wheel's Python process does for "
-    "blocks up to about 320 KiB after numpy's imports), so such a block is an upper bound"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +183,8 @@ def interpreter_heap(
         raise ValueError(
             f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
         )
-    setup = setup_blocks(read, arena_sizes, view=view)
+    reshapes = _kernel_reshapes(model, view, isa, threads)
+    setup = setup_blocks(read, arena_sizes, view=view, reshapes=reshapes)
     replayed = xnnpack_objects.delegate_objects(model) if delegate == "xnnpack" else None
     delegate_blocks = replayed.blocks if replayed is not None else 0
     created = [block for block in setup if block.phase == "create"]
@@ -214,7 +210,7 @@ def interpreter_heap(
             _exact(arena_blocks),
             "each subgraph's arena and persistent arena: one 64-aligned block of its "
             "high-water mark (the planner replica's figure)"
-            + (_MMAPPED_NOTE if _mmapped(arena_blocks) else ""),
+            + (MMAPPED_NOTE if _mmapped(arena_blocks) else ""),
             mmapped=_mmapped(arena_blocks),
         ),
         HeapPart(
@@ -225,7 +221,7 @@ def interpreter_heap(
             "allocate_tensors(): tensors and dims Prepare adds, kernels' per-channel "
             "requantization and lookup tables, ArenaPlanner's per-tensor and per-node "
             "bookkeeping and its arenas' allocation lists"
-            + (_MMAPPED_NOTE if _mmapped(kernel_blocks) else ""),
+            + (MMAPPED_NOTE if _mmapped(kernel_blocks) else ""),
             mmapped=_mmapped(kernel_blocks),
         ),
         HeapPart(
@@ -246,7 +242,7 @@ def interpreter_heap(
         parts.extend(first_invoke_parts(model, isa=isa, arenas=arena_sizes))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
         return InterpreterHeap("none", tuple(parts), machine, threads=threads, isa=isa)
-    xnnpack = xnnpack_parts(model, arenas, isa, threads)
+    xnnpack = xnnpack_parts(model, arenas, isa, threads, first_workspace=_setup_workspace(reshapes))
     parts.extend(xnnpack)
     parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
     if view is None:
@@ -278,7 +274,8 @@ def interpreter_heap(
         )
     else:
         # The builtin kernels' first invoke on the delegated plan (XNNPACK allocates nothing).
-        sizes, plan = heap_xnnpack.view_arena_sizes(view), heap_resources.delegated_plan(model)
+        sizes = heap_xnnpack.view_arena_sizes(view)
+        plan = heap_resources.delegated_plan(model, reshapes.by_operator)
         parts.extend(
             first_invoke_parts(view, delegated=True, isa=isa, arenas=sizes, variables=plan)
         )
@@ -340,6 +337,38 @@ def _build_transient(
 
 
 @dataclass(frozen=True, slots=True)
+class DelegateReshapes:
+    """Subgraph 0's XNNPACK kernels' reshapes by view operator (heap_xnnpack_reshape), and
+    those the first invoke's re-plan prepares (after a rank-0 read), where it is replayed."""
+
+    by_operator: Mapping[int, KernelReshape]
+    later: frozenset[int]
+
+
+def _kernel_reshapes(
+    model: Model, view: Model | None, isa: IsaProfile, threads: int
+) -> DelegateReshapes:
+    if view is None:
+        return DelegateReshapes({}, frozenset())
+    kernels = heap_xnnpack_reshape.kernel_reshapes(model, view, isa, threads)
+    first = litert_plans(view)[0].prepared
+    later = (
+        heap_replan.replan(first, view.subgraphs[0], kernels).later_kernels
+        if len(first.chunks) > 1
+        else frozenset()
+    )
+    return DelegateReshapes(kernels, later)
+
+
+def _setup_workspace(reshapes: DelegateReshapes) -> int | None:
+    """Subgraph 0's workspace request after allocate_tensors() where the first invoke prepares
+    some of its kernels (None: every kernel was prepared, xnnpack_parts' own count)."""
+    if not reshapes.later:
+        return None
+    return heap_xnnpack_reshape.setup_workspace(reshapes.by_operator, reshapes.later)
+
+
+@dataclass(frozen=True, slots=True)
 class PhasedBlock:
     """A heap block and the call that makes it: Interpreter(...) or allocate_tensors()."""
 
@@ -375,18 +404,20 @@ def first_invoke_parts(
             "first-invoke kernel buffers",
             invoke.kept,
             "first_invoke",
-            invoke.exact,
+            invoke.exact and not invoke.mmapped_kept,
             "kept after the first invoke: the CPU back end's contexts, ruy's main buffer "
             "(grown to the largest 8-bit GEMM's packed operands) and its tuning, cpuinfo's "
             "tables when no kernel initialized them earlier, dynamic temporaries sized at "
             "Eval, string tensors' buffers (empty strings: an application's characters add "
-            f"to them){released or ''}{estimate}",
+            f"to them){released or ''}{estimate}"
+            + (MMAPPED_NOTE if invoke.exact and invoke.mmapped_kept else ""),
+            mmapped=invoke.exact and invoke.mmapped_kept,
         ),
         HeapPart(
             "first-invoke transient",
             invoke.transient,
             "transient",
-            invoke.peak_exact,
+            invoke.peak_exact and not invoke.mmapped_peak,
             "held only during the first invoke, at its peak: ruy's fallback blocks while "
             "its buffer grows, Eigen's packed float blocks over 128 KiB"
             + (
@@ -395,7 +426,9 @@ def first_invoke_parts(
                 else " (bounded by the whole packed operand)"
             )
             + ", kernels' scratch, the DynamicBuffer LiteRT writes string tensors through"
-            + estimate,
+            + estimate
+            + (MMAPPED_NOTE if invoke.peak_exact and invoke.mmapped_peak else ""),
+            mmapped=invoke.peak_exact and invoke.mmapped_peak,
         ),
         HeapPart(
             "caller's transient blocks",
@@ -419,12 +452,17 @@ def first_invoke_parts(
 
 
 def setup_blocks(
-    model: Model, arena_sizes: Sequence[int], *, view: Model | None = None
+    model: Model,
+    arena_sizes: Sequence[int],
+    *,
+    view: Model | None = None,
+    reshapes: DelegateReshapes | None = None,
 ) -> list[PhasedBlock]:
     """Every block Interpreter(...) and allocate_tensors() leave allocated (builtin kernels),
     from the model, its prepared subgraphs and each arena's high-water mark. With `view` (the
     model as the planner sees it once a delegate took its partitions: heap_xnnpack), the
-    interpreter is created from the model and allocate_tensors() plans the view."""
+    interpreter is created from the model and allocate_tensors() plans the view; `reshapes`:
+    its delegate kernels' (`_kernel_reshapes`), which the first invoke's re-plan may prepare."""
     created = creation_blocks(model)
     if view is not None:
         model, arena_sizes = view, heap_xnnpack.view_arena_sizes(view)
@@ -433,7 +471,10 @@ def setup_blocks(
     placements: list[tuple[int, int]] = []
     # Subgraph 0's later chunks, where the first invoke's re-plan is replayed (heap_replan).
     first = plans[0].prepared
-    replanned = heap_replan.replan(first, model.subgraphs[0]) if len(first.chunks) > 1 else None
+    kernels = reshapes.by_operator if reshapes is not None else {}
+    replanned = (
+        heap_replan.replan(first, model.subgraphs[0], kernels) if len(first.chunks) > 1 else None
+    )
     left_to_invoke = {}
     for index, plan in enumerate(plans):
         arena, persistent = (

@@ -149,6 +149,9 @@ class FirstInvoke:
     caller_at_peak: int = 0  # of `peak`, the caller's and wrapper's blocks (heap_caller)
     caller_kept: int = 0  # the caller's blocks live after invoke() (not in `kept`)
     backend_after: BackendState | None = None  # the CPU back end's state at the end
+    # A block of 128 KiB-32 MiB live at the end / at the peak (glibc.counted_mmapped).
+    mmapped_kept: bool = False
+    mmapped_peak: bool = False
 
     @property
     def transient(self) -> int:
@@ -172,15 +175,20 @@ class _Heap:
         self.peak = 0
         self.caller_live = 0
         self.caller_at_peak = 0  # the caller's bytes live at the peak's moment
+        self.decided = 0  # live blocks glibc's mmap threshold decides (glibc.counted_mmapped)
+        self.decided_at_peak = False
 
     def take(self, usable: int) -> None:
         self.live += usable
+        self.decided += glibc.counted_mmapped(usable)
         if self.live > self.peak:
             self.peak = self.live
             self.caller_at_peak = self.caller_live
+            self.decided_at_peak = self.decided > 0
 
     def give(self, usable: int) -> None:
         self.live -= usable
+        self.decided -= glibc.counted_mmapped(usable)
 
     def step(self, step: heap_caller.Step) -> None:
         if step.caller:
@@ -286,6 +294,9 @@ def _first_invoke(
     variable_replay = VariableReplay(
         model.subgraphs[prepared.index], prepared, variables, estimated, arena_block, created=made
     )
+    # A delegate kernel the re-plan prepares holds its memory planner's scratch, counted at a
+    # bound (heap_xnnpack_reshape): the peak is then an upper bound.
+    bounded = variable_replay.replan is not None and bool(variable_replay.replan.later_kernels)
     for node in prepared.nodes:
         opcode = node.opcode
         variable_replay.run(node, heap.take, heap.give)
@@ -446,6 +457,8 @@ def _first_invoke(
             tuple(variable_replay.variables.created.items()),
             initialized,
         ),
+        heap.decided > 0,
+        heap.decided_at_peak,
     )
 
 

@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Why a block of 128 KiB to 32 MiB makes its part a bound (glibc.threshold_decides).
+MMAPPED_NOTE = (
+    "; a block of 128 KiB to 32 MiB is counted as glibc mmaps it (whole pages), as in a process "
+    "that never freed a larger mmapped block (a C++ app that starts the interpreter first): one "
+    "that did serves it from its heap, up to a page less (the wheel's Python process does for "
+    "blocks up to about 320 KiB after numpy's imports), so such a block is an upper bound"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class HeapPart:

@@ -27,11 +27,16 @@ chunk, in order (the 2.3.0 wheel's trace of var7_10, block by block):
 4. Commit grows each arena to its new high-water mark: the new block is allocated and the old
    copied into it before it is freed, the moment both are live.
 
+Under XNNPACK (the delegated view's plan) a delegate kernel among the later nodes is prepared
+there too: its Prepare reshapes its runtime, plans its memory and may grow the delegate's
+shared workspace (heap_xnnpack_reshape, step 1's Prepare); the workspace after setup holds the
+plans of the kernels allocate_tensors() prepared only.
+
 Replayed exactly where each chunk ends at a rank-0 READ_VARIABLE whose output no later node
 reads (else the later nodes' shapes follow the variable's, which the flatbuffer does not give),
-the later nodes make no temporaries (their sets and index arrays), no CPU back end and no
-XNNPACK kernel (its Prepare reshapes the delegate's runtime, which heap_xnnpack_setup counts at
-setup), and no kernel's Eval grows the tensors' vector after the re-plan; elsewhere the
+the later nodes make no temporaries (their sets and index arrays) and no CPU back end, each
+later delegate kernel's reshape is replayed (`reshapes`: none with an operator's own reshape
+blocks), and no kernel's Eval grows the tensors' vector after the re-plan; elsewhere the
 re-plan stays an upper bound (heap_resources.VariableReplay).
 """
 
@@ -58,6 +63,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     vector_capacity_after_push_backs,
 )
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE, PREPARE_CREATES_CPU_BACKEND
+from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape, setup_workspace
 from arenalens.runtimes.litert.planner import plan_order
 from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNode, RuntimeTensor
 from arenalens.runtimes.litert.rules import (
@@ -92,6 +98,8 @@ class Replan:
     chunks: tuple[ChunkPlan, ...]
     exact: bool
     steps_at: Mapping[int, tuple[int, ...]]  # node position → usable-byte steps (+ taken)
+    # The delegate kernels (operator indices) the first invoke prepares, where replayed.
+    later_kernels: frozenset[int] = frozenset()
 
     @property
     def setup(self) -> ChunkPlan:
@@ -109,9 +117,14 @@ class Replan:
         return self.steps_at.get(node.position, ())
 
 
-def replan(prepared: PreparedSubgraph, subgraph: Subgraph) -> Replan:
+def replan(
+    prepared: PreparedSubgraph,
+    subgraph: Subgraph,
+    reshapes: Mapping[int, KernelReshape] = MappingProxyType({}),
+) -> Replan:
     """The subgraph's chunks as ArenaPlanner plans them, and the re-plan's steps where they
-    are replayed."""
+    are replayed. `reshapes`: under XNNPACK, each delegate kernel's reshape by its operator
+    (heap_xnnpack_reshape.kernel_reshapes; a later kernel without one keeps the bound)."""
     order = plan_order(prepared)
     plan = LiteRtSubgraphPlan(prepared, order)
     arena = _offsets_end(plan, persistent=False)
@@ -134,15 +147,25 @@ def replan(prepared: PreparedSubgraph, subgraph: Subgraph) -> Replan:
                 persistent_high,
             )
         )
-    exact = _replayable(prepared)
-    steps = _replayed_steps(prepared, subgraph, tuple(chunks)) if exact else {}
-    return Replan(tuple(chunks), exact, MappingProxyType(steps))
+    exact = _replayable(prepared, reshapes)
+    later = frozenset(
+        node.operator
+        for node in prepared.nodes[prepared.chunks[0][1] + 1 :]
+        if node.opcode == DELEGATE_OPCODE and exact
+    )
+    steps = _replayed_steps(prepared, subgraph, tuple(chunks), reshapes, later) if exact else {}
+    return Replan(tuple(chunks), exact, MappingProxyType(steps), later)
 
 
 def _replayed_steps(
-    prepared: PreparedSubgraph, subgraph: Subgraph, chunks: tuple[ChunkPlan, ...]
+    prepared: PreparedSubgraph,
+    subgraph: Subgraph,
+    chunks: tuple[ChunkPlan, ...],
+    reshapes: Mapping[int, KernelReshape],
+    later: frozenset[int],
 ) -> dict[int, tuple[int, ...]]:
     """Each later chunk's re-plan (the module docstring's steps 1-4), by its first node."""
+    workspace = setup_workspace(reshapes, later)  # the delegate's, as allocate_tensors() left it
     setup_nodes = prepared.nodes[: chunks[0].last + 1]
     capacity, size = capacity_after_init(prepared.model_tensor_count, prepared.init_added)
     _, capacity, size = tensors_growth(prepared, setup_nodes, capacity, size)
@@ -156,6 +179,10 @@ def _replayed_steps(
             for old, new in grown:  # the vector reallocated: the new block before the old goes
                 steps += [glibc.usable(TENSOR_STRUCT_BYTES * new)]
                 steps += [-glibc.usable(TENSOR_STRUCT_BYTES * old)]
+            if node.opcode == DELEGATE_OPCODE:
+                reshaped, workspace = reshapes[node.operator].steps(workspace)
+                steps += reshaped
+                continue
             steps += [block.usable for block in node_prepare_blocks(subgraph, node)]
         if size > vectors:  # ExecuteAllocations resizes alloc_node_, dealloc_node_, allocs_
             grown_to = planned + max(planned, size - planned)  # _M_default_append
@@ -199,11 +226,11 @@ def _offsets_end(plan: LiteRtSubgraphPlan, *, persistent: bool) -> dict[int, int
     return {buffer.id: offsets[buffer.id] + buffer.size for buffer in problem.buffers}
 
 
-def _replayable(prepared: PreparedSubgraph) -> bool:
+def _replayable(prepared: PreparedSubgraph, reshapes: Mapping[int, KernelReshape]) -> bool:
     """Every chunk but the last ends at a rank-0 READ_VARIABLE no later node reads; the later
-    nodes make no temporaries, no CPU back end and no XNNPACK kernel, and any tensors their
-    Prepare adds have no dims; and no kernel's Eval grows the tensors' vector after the re-plan
-    (heap_invoke grows it at the first kernel's)."""
+    nodes make no temporaries and no CPU back end, each delegate kernel's reshape is replayed
+    (`reshapes`), and any tensors their Prepare adds have no dims; and no kernel's Eval grows
+    the tensors' vector after the re-plan (heap_invoke grows it at the first kernel's)."""
     for _, last in prepared.chunks[:-1]:
         end = prepared.nodes[last]
         if end.opcode != "READ_VARIABLE" or not end.dynamic_output or not end.outputs:
@@ -214,9 +241,11 @@ def _replayable(prepared: PreparedSubgraph) -> bool:
     added = sum(prepare_added(prepared, node) for node in later)
     capacity = tensor_capacity_after_prepare(prepared)
     return (
-        not any(
-            node.temporaries or node.opcode in (*PREPARE_CREATES_CPU_BACKEND, DELEGATE_OPCODE)
+        not any(node.temporaries or node.opcode in PREPARE_CREATES_CPU_BACKEND for node in later)
+        and all(
+            node.operator in reshapes and reshapes[node.operator].replayed
             for node in later
+            if node.opcode == DELEGATE_OPCODE
         )
         and all(
             tensor.shape is None for tensor in prepared.tensors[len(prepared.tensors) - added :]

@@ -36,6 +36,7 @@ from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_interpreter import Key, handle_key
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.heap_replan import replan
+from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
 from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNode
 
@@ -122,6 +123,9 @@ class VariablePlan:
     # Every other subgraph's plan, by index (an IF's branches, a WHILE's cond and body run
     # their own delegate kernels on the interpreter's variables: heap_control_flow).
     others: Mapping[int, VariablePlan] = field(default_factory=dict)
+    # Subgraph 0's delegate kernels' reshapes, by view operator (heap_xnnpack_reshape): the
+    # re-plan after a rank-0 read prepares those after it.
+    reshapes: Mapping[int, KernelReshape] = field(default_factory=dict)
 
     def of(self, index: int) -> VariablePlan | None:
         """Subgraph `index`'s plan, which knows the others too (None: not planned)."""
@@ -151,7 +155,7 @@ class VariableReplay:
         # subgraph 0, whose setup counts its first chunk only (heap.setup_blocks); a control
         # flow's child keeps the bound.
         chunked = prepared.index == 0 and len(prepared.chunks) > 1
-        self.replan = replan(prepared, subgraph) if chunked else None
+        self.replan = replan(prepared, subgraph, self.plan.reshapes) if chunked else None
         tensors = len(prepared.tensors)
         # Where it is not: its bound, the old arena block (at most the final one,
         # `arena_block`), the allocation list (ArenaAllocWithUsage: 32 B) and two int vectors,
@@ -223,12 +227,14 @@ class VariableReplay:
             yield -self.replan_bytes
 
 
-def delegated_plan(model: Model) -> VariablePlan:
+def delegated_plan(
+    model: Model, reshapes: Mapping[int, KernelReshape] | None = None
+) -> VariablePlan:
     """The variables' plan once XNNPACK took its subsets, subgraph 0's and (`others`) every
-    other subgraph's (`subgraph_plan`)."""
+    other subgraph's (`subgraph_plan`); `reshapes`: subgraph 0's kernels' (VariablePlan)."""
     others = {index: subgraph_plan(model, index) for index in range(1, len(model.subgraphs))}
     main = subgraph_plan(model, 0)
-    return VariablePlan(main.keys, main.by_kernel, others)
+    return VariablePlan(main.keys, main.by_kernel, others, dict(reshapes or {}))
 
 
 def subgraph_plan(model: Model, index: int) -> VariablePlan:

@@ -20,7 +20,7 @@ from arenalens.runtimes.litert import (
     xnnpack_subgraphs,
     xnnpack_workspace,
 )
-from arenalens.runtimes.litert.heap_part import HeapPart
+from arenalens.runtimes.litert.heap_part import MMAPPED_NOTE, HeapPart
 from arenalens.runtimes.litert.isa import HOST, IsaProfile, largest_request
 
 # XNNPACK's first run: its threadpool and per-call scratch (an upper bound).
@@ -35,20 +35,30 @@ XNNPACK_CHANNEL_TILE = 64
 XNNPACK_ROW_TILE = 16
 XNNPACK_DWCONV_PRIMARY_TILE = 25  # the widest unipass depthwise tile (5×5)
 POINTER_BYTES = 8
+ALIGNMENT = 64  # xnn_allocate_simd_memory's (XNN_ALLOCATION_ALIGNMENT)
 
 GEMM_OPERATORS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
 
 
 def xnnpack_parts(
-    model: Model, arenas: int, isa: IsaProfile = HOST, threads: int = 1
+    model: Model,
+    arenas: int,
+    isa: IsaProfile = HOST,
+    threads: int = 1,
+    *,
+    first_workspace: int | None = None,
 ) -> tuple[HeapPart, ...]:
     """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers,
     workspace and runtime objects, exact where every delegated operator is modelled. On
-    `isa`, packing is counted for each configuration its CPUs may select, the largest taken."""
+    `isa`, packing is counted for each configuration its CPUs may select, the largest taken.
+    `first_workspace`: subgraph 0's plans' request where the first invoke prepares some of its
+    kernels (heap_xnnpack_reshape.setup_workspace; None: all of them)."""
     view = heap_xnnpack.delegated_view(model)
     modelled, prepared = view is not None, xnnpack_subgraphs.prepared(view)
     packed = indirection = workspace = 0
     packed_exact = indirection_exact = modelled
+    # Parts holding a block glibc's mmap threshold decides (glibc.threshold_decides).
+    decided: set[str] = set()
     replayed = xnnpack_objects.delegate_objects(model)
     objects = XNNPACK_DELEGATE_BYTES if replayed is None else replayed.total
     for subgraph in model.subgraphs:
@@ -67,12 +77,15 @@ def xnnpack_parts(
             if operator.opcode in xnnpack_packing.POOLING and operator.index in taken:
                 # A pooling window's indirection buffer (malloc'd, as glibc hands it out).
                 window = xnnpack_packing.pooling_indirection(subgraph, operator)
-                indirection += glibc.usable(window) if operator.index in reshaped else 0
+                if operator.index in reshaped:
+                    indirection += glibc.usable(window)
+                    _note_decided(decided, "indirection", window)
                 continue
             if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
                 packing = partial(xnnpack_packing.packed_weights_request, subgraph, operator)
                 constant_b = isa.largest_bound(packing)  # a constant B packed to the GEMM's tiles
                 packed += xnnpack_packing.aligned_block(constant_b)
+                _note_decided(decided, "packed", constant_b, ALIGNMENT)
                 objects += isa.gemm_operator_extra_bytes  # a GEMM-based operator's tables
                 continue
             if operator.index in taken and xnnpack_attention.replayed(subgraph, operator):
@@ -89,12 +102,15 @@ def xnnpack_parts(
                 request, _bounded_weights, subgraph, operator
             )
             weights_exact = weights_exact and operator.index in taken
+            _note_decided(decided, "packed", request or 0, ALIGNMENT)
             if operator.index in taken:
                 objects += isa.gemm_operator_extra_bytes
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
             if operator.opcode == "TRANSPOSE_CONV" and operator.index in taken and request:
                 # Its indirection buffer is malloc'd (xnn_reallocate_memory), not aligned.
-                indirection += glibc.usable(request) if operator.index in reshaped else 0
+                if operator.index in reshaped:
+                    indirection += glibc.usable(request)
+                    _note_decided(decided, "indirection", request)
                 packed += weights
                 packed_exact = packed_exact and weights_exact
                 continue
@@ -105,43 +121,49 @@ def xnnpack_parts(
                 operator,
             )
             packed += weights
-            indirection += 0 if operator.index in taken - reshaped else buffer
+            if operator.index not in taken - reshaped:
+                indirection += buffer
+                _note_decided(decided, "indirection", request or 0, ALIGNMENT)
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
         if subgraph.index in prepared or not modelled:  # else never reshaped: no workspace
             workspace_of = partial(xnnpack_workspace.workspace_request, subgraph, split.delegated)
             request = isa.largest_bound(partial(workspace_of, model, threads))
+            if subgraph.index == 0 and first_workspace is not None:
+                request = first_workspace  # its later kernels plan theirs at the first invoke
             workspace = max(workspace, request)
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
+    workspace_exact = modelled and not xnnpack_workspace.rows_estimate(model, isa)
+    _note_decided(decided, "workspace", workspace if modelled else 0, ALIGNMENT)
     return (
-        HeapPart(
+        _part(
             "XNNPACK packed weights",
             packed,
-            "setup",
             packed_exact,
             "weights and biases repacked per output-channel tile of the selected "
             f"microkernel ({isa.tiles_name}; the model's own copy stays in the file)",
+            "packed" in decided,
         ),
-        HeapPart(
+        _part(
             "XNNPACK indirection buffers",
             indirection,
-            "setup",
             indirection_exact,
             "one pointer per output pixel per kernel tap for spatial convolutions (rows rounded to "
             "the GEMM's tile), a depthwise one's window: made at reshape, in prepared subgraphs",
+            "indirection" in decided,
         ),
-        HeapPart(
+        _part(
             "XNNPACK workspace",
             xnnpack_packing.aligned_block(workspace) if modelled else arenas,
-            "setup",
-            modelled and not xnnpack_workspace.rows_estimate(model, isa),
+            workspace_exact,
             "XNNPACK's memory planner packs the values internal to each delegated partition "
             "and its operators' own workspaces (a hybrid GEMM's packed input, a run-time "
             "matrix packed for a BATCH_MATMUL) into one workspace (the largest partition's "
             "plan plus 32 B)"
             + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds")
             + xnnpack_workspace.rows_estimate(model, isa),
+            "workspace" in decided,
         ),
         HeapPart(
             "XNNPACK runtime and operator objects",
@@ -161,6 +183,26 @@ def xnnpack_parts(
                 "the delegate takes is not modelled)"
             ),
         ),
+    )
+
+
+def _note_decided(decided: set[str], part: str, request: int, alignment: int = 0) -> None:
+    """Mark `part` as holding a block glibc's mmap threshold decides (glibc.threshold_decides:
+    counted mmapped, as glibc.usable / aligned_usable count it)."""
+    if glibc.threshold_decides(request, alignment):
+        decided.add(part)
+
+
+def _part(name: str, nbytes: int, exact: bool, meaning: str, decided: bool) -> HeapPart:
+    """A setup part, a bound that says why where a block of it is one glibc's mmap threshold
+    decides (its bytes replayed: HeapPart.mmapped)."""
+    return HeapPart(
+        name,
+        nbytes,
+        "setup",
+        exact and not decided,
+        meaning + (MMAPPED_NOTE if decided and exact else ""),
+        mmapped=exact and decided,
     )
 
 

@@ -29,6 +29,7 @@ from arenalens.runtimes.litert.heap_xnnpack import (
     BINARY_QUANTIZED,
     UNARY_FLOAT,
     UNARY_QUANTIZED,
+    NodeSubset,
     int_values,
     keeps_dims,
     node_subsets,
@@ -168,16 +169,23 @@ def workspace_request(
     Each delegate kernel plans its own runtime over the values inside its subset (its inputs
     and outputs are LiteRT's tensors); they share the delegate's workspace, which grows to the
     largest plan (`initialize_workspace_values`)."""
-    largest = 0
-    for subset in node_subsets(subgraph, delegated):
-        if not subset.delegated:
-            continue
-        boundary = set(subset.inputs) | set(subset.outputs)
-        nodes = _nodes(subgraph, subset.operators, boundary, model, tiles=tiles)
-        planned = _plan_nodes(subgraph, nodes, boundary, threads, tiles)
-        if planned:
-            largest = max(largest, planned + 2 * XNN_EXTRA_BYTES)
-    return largest
+    subsets = [subset for subset in node_subsets(subgraph, delegated) if subset.delegated]
+    return max((subset_workspace(subgraph, s, model, threads, tiles) for s in subsets), default=0)
+
+
+def subset_workspace(
+    subgraph: Subgraph,
+    subset: NodeSubset,
+    model: Model | None = None,
+    threads: int = 1,
+    tiles: XnnpackTiles = HOST_TILES,
+) -> int:
+    """The workspace one delegate kernel's plan asks for (0: nothing to plan): its memory
+    plan's end plus 2 × XNN_EXTRA_BYTES (`initialize_workspace_values`)."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    nodes = _nodes(subgraph, subset.operators, boundary, model, tiles=tiles)
+    planned = _plan_nodes(subgraph, nodes, boundary, threads, tiles)
+    return planned + 2 * XNN_EXTRA_BYTES if planned else 0
 
 
 def rows_estimate(model: Model, isa: IsaProfile) -> str:

@@ -1,0 +1,123 @@
+"""An XNNPACK delegate kernel that the first invoke prepares, not allocate_tensors(): its node
+comes after a rank-0 READ_VARIABLE, where Prepare stopped its chunk (heap_replan). What its
+Prepare makes then, from *tflite/delegates/xnnpack/xnnpack_delegate.cc* (`Subgraph::Prepare`:
+xnn_reshape_external_value per input, `xnn_reshape_runtime`, then `ResizeTensor` of each output
+with a new dims array) and XNNPACK's *src/runtime.c* and *src/memory-planner.c*
+(`xnn_reshape_runtime` plans memory on a runtime's first reshape: `xnn_plan_memory`).
+
+In order (the 2.3.0 wheel's trace of var11_1101 under XNNPACK, its second and third kernels):
+
+1. `xnn_init_value_allocation_tracker`: one usage record (32 B) per runtime value and per
+   operator, held until the plan is done;
+2. `xnn_plan_value_allocation_tracker`: a pointer (8 B) per id from the first value it plans
+   to the last operator, and a live block (16 B) per record of nonzero size, both freed before
+   the workspace is made. Counted at the runtime's values and operators less the kernel's
+   externals (which take the lowest ids) each: an upper bound of this moment, the only one;
+3. `initialize_workspace_values`: where the plan's end plus 2 × XNN_EXTRA_BYTES exceeds the
+   delegate's shared workspace, a new 64-aligned block is taken, then the old one freed;
+4. the tracker freed; each output's dims made anew by ResizeTensor, the old array freed.
+
+The runtime and its operators were created at the kernel's Init (setup); its Invoke is
+heap_invoke's. After setup the shared workspace holds the plans of the kernels allocate_tensors()
+prepared only. Operators' own reshape-time blocks (an average pooling's or reduction's buffers,
+a convolution's or pooling's indirection buffer) are not replayed at this point: a kernel with
+one keeps the re-plan's bound (`KernelReshape.replayed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from types import MappingProxyType
+
+from arenalens.ir import Model, Subgraph
+from arenalens.runtimes.litert import glibc, xnnpack_packing
+from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, node_subsets, partition
+from arenalens.runtimes.litert.isa import IsaProfile, largest_request
+from arenalens.runtimes.litert.xnnpack_objects import reshape_bytes, runtime_counts
+from arenalens.runtimes.litert.xnnpack_workspace import subset_workspace
+
+USAGE_RECORD_BYTES = 32  # struct xnn_usage_record
+SORTED_USAGE_BYTES = 8  # a pointer per planned id
+MEMORY_BLOCK_BYTES = 16  # struct memory_block: start and end
+_CONVOLUTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D")
+
+
+@dataclass(frozen=True, slots=True)
+class KernelReshape:
+    """One delegate kernel's first reshape: its plan's workspace request (the largest over the
+    ISA's configurations; 0: nothing to plan), its runtime's values and operators, the ids its
+    planner may sort (a bound), its outputs' ranks, and whether nothing else is made then."""
+
+    workspace: int
+    records: int
+    planned: int
+    output_ranks: tuple[int, ...]
+    replayed: bool
+
+    def steps(self, workspace: int) -> tuple[tuple[int, ...], int]:
+        """(usable-byte steps: positive taken, negative freed; the shared workspace's request
+        after it) of its Prepare on a workspace of `workspace` bytes (the module's steps)."""
+        usage = glibc.usable(USAGE_RECORD_BYTES * self.records)
+        sorted_usage = glibc.usable(SORTED_USAGE_BYTES * self.planned)
+        blocks = glibc.usable(MEMORY_BLOCK_BYTES * self.planned)
+        steps = [usage, sorted_usage, blocks, -sorted_usage, -blocks]
+        if self.workspace > workspace:
+            steps += [xnnpack_packing.aligned_block(self.workspace)]
+            steps += [-xnnpack_packing.aligned_block(workspace)]
+            workspace = self.workspace
+        steps += [-usage]
+        for rank in self.output_ranks:
+            dims = glibc.usable(4 + 4 * rank)
+            steps += [dims, -dims]
+        return tuple(step for step in steps if step), workspace
+
+
+def kernel_reshapes(
+    model: Model, view: Model, isa: IsaProfile, threads: int = 1
+) -> Mapping[int, KernelReshape]:
+    """Subgraph 0's delegate kernels by their operator index in the delegated `view` (the k-th
+    delegate node is the k-th delegated subset), with `isa`'s configurations and `threads`."""
+    subgraph = model.subgraphs[0]
+    split = partition(subgraph, model)
+    subsets = [subset for subset in node_subsets(subgraph, split.delegated) if subset.delegated]
+    kernels = [op.index for op in view.subgraphs[0].operators if op.opcode == DELEGATE_OPCODE]
+    found = {}
+    for index, subset in zip(kernels, subsets, strict=True):
+        nodes, values = runtime_counts(subgraph, subset, model)
+        externals = len(subset.outputs) + sum(
+            1 for tensor in subset.inputs if not subgraph.tensors[tensor].has_data
+        )
+        workspace = isa.largest_bound(partial(subset_workspace, subgraph, subset, model, threads))
+        found[index] = KernelReshape(
+            workspace,
+            nodes + values,
+            max(nodes + values - externals, 0),
+            tuple(len(subgraph.tensors[tensor].shape) for tensor in subset.outputs),
+            not _reshape_blocks(model, subgraph, subset, isa),
+        )
+    return MappingProxyType(found)
+
+
+def setup_workspace(reshapes: Mapping[int, KernelReshape], later: frozenset[int]) -> int:
+    """The shared workspace's request after allocate_tensors(): the largest plan of the kernels
+    it prepared (those not in `later`, the view operators the first invoke prepares)."""
+    kept = (kernel.workspace for index, kernel in reshapes.items() if index not in later)
+    return max(kept, default=0)
+
+
+def _reshape_blocks(model: Model, subgraph: Subgraph, subset: NodeSubset, isa: IsaProfile) -> bool:
+    """Whether its reshape makes blocks of an operator's own (not replayed at the re-plan)."""
+    if reshape_bytes(subgraph, subset, model):
+        return True
+    for index in subset.operators:
+        operator = subgraph.operators[index]
+        if operator.opcode in xnnpack_packing.POOLING or operator.opcode == "TRANSPOSE_CONV":
+            return True
+        if operator.opcode in _CONVOLUTIONS:
+            request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
+            if request != 0:  # an indirection buffer, or one not modelled
+                return True
+    return False
