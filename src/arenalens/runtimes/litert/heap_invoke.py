@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model
@@ -65,6 +64,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     tensor_capacity_after_prepare,
     times_growth_factor,
 )
+from arenalens.runtimes.litert.heap_invoke_state import BackendState, FirstInvoke, LiveHeap
 from arenalens.runtimes.litert.heap_kernels import (
     CPU_BACKEND_CONTEXT_REQUESTS,
     DELEGATE_OPCODE,
@@ -118,85 +118,6 @@ UNMODELLED_BYTES_PER_CONSTANT_BYTE = 4
 UNMODELLED_PAGE_BYTES = 4096
 # struct xnn_external_value (xnnpack.h): a uint32 id and a data pointer, padded to 16 B.
 EXTERNAL_VALUE_BYTES = 16
-
-
-@dataclass(frozen=True, slots=True)
-class BackendState:
-    """What the process holds at a point of the invoke that outlives a subgraph's run: whether
-    the CPU back end's context exists, whether cpuinfo is still to be initialized, ruy's
-    allocator (created, main buffer request, fallback vector capacity) and the interpreter's
-    resource variables. A control flow's children run on the parent's (one context per
-    interpreter, one ruy allocator, one map of variables)."""
-
-    backend: bool
-    cpuinfo: bool
-    ruy: tuple[bool, int, int] = (False, 0, 0)
-    # The interpreter's resource variables made so far: name pair → (rank, bytes).
-    variables: tuple[tuple[tuple[str, str], tuple[int, int]], ...] = ()
-    initialized: frozenset[int] = frozenset()  # init subgraphs a CALL_ONCE ran (heap_call_once)
-
-
-@dataclass(frozen=True, slots=True)
-class FirstInvoke:
-    """The heap a first invoke adds to what setup left: kept after it, and its peak."""
-
-    kept: int  # live after invoke(), above setup
-    peak: int  # the most live at any moment from setting the inputs to the end, above setup
-    exact: bool  # every block kept is replayed
-    estimated: tuple[str, ...]  # operators whose blocks are an upper bound
-    peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
-    released: int = 0  # setup's blocks it frees (arenas of the subgraphs it ran), in `kept`
-    caller_at_peak: int = 0  # of `peak`, the caller's and wrapper's blocks (heap_caller)
-    caller_kept: int = 0  # the caller's blocks live after invoke() (not in `kept`)
-    backend_after: BackendState | None = None  # the CPU back end's state at the end
-    # A block of 128 KiB-32 MiB live at the end / at the peak (glibc.counted_mmapped).
-    mmapped_kept: bool = False
-    mmapped_peak: bool = False
-
-    @property
-    def transient(self) -> int:
-        """The interpreter's own blocks at the peak over what it keeps (0 where the caller's
-        blocks made the peak before the interpreter's kept ones were all taken)."""
-        caller = max(self.caller_at_peak, self.caller_kept)
-        return max(0, self.peak - self.kept - caller)
-
-    @property
-    def caller_transient(self) -> int:
-        """The rest of the peak over what is kept: the caller's blocks live then, over those
-        it keeps."""
-        return self.peak - self.kept - self.caller_kept - self.transient
-
-
-class _Heap:
-    """Live bytes above setup, and the most seen; of those, the caller's (heap_caller)."""
-
-    def __init__(self) -> None:
-        self.live = 0
-        self.peak = 0
-        self.caller_live = 0
-        self.caller_at_peak = 0  # the caller's bytes live at the peak's moment
-        self.decided = 0  # live blocks glibc's mmap threshold decides (glibc.counted_mmapped)
-        self.decided_at_peak = False
-
-    def take(self, usable: int) -> None:
-        self.live += usable
-        self.decided += glibc.counted_mmapped(usable)
-        if self.live > self.peak:
-            self.peak = self.live
-            self.caller_at_peak = self.caller_live
-            self.decided_at_peak = self.decided > 0
-
-    def give(self, usable: int) -> None:
-        self.live -= usable
-        self.decided -= glibc.counted_mmapped(usable)
-
-    def step(self, step: heap_caller.Step) -> None:
-        if step.caller:
-            self.caller_live += step.usable
-        if step.usable >= 0:
-            self.take(step.usable)
-        else:
-            self.give(-step.usable)
 
 
 def eigen_heap_bytes(gemm: Gemm, caches: CacheSizes | None = None) -> int:
@@ -265,7 +186,7 @@ def _first_invoke(
     backend_state: BackendState | None = None,
     inits: Mapping[int, InitSubgraph] = MappingProxyType({}),
 ) -> FirstInvoke:
-    heap = _Heap()
+    heap = LiveHeap()
     if caller:
         for step in heap_caller.set_inputs(prepared, model.subgraphs[prepared.index]):
             heap.step(step)
@@ -468,7 +389,7 @@ def _backend_state(state: object) -> BackendState:
     return state
 
 
-def _delegate_invoke(heap: _Heap, prepared: PreparedSubgraph, node: RuntimeNode) -> None:
+def _delegate_invoke(heap: LiveHeap, prepared: PreparedSubgraph, node: RuntimeNode) -> None:
     """The XNNPACK delegate kernel's first Invoke (xnnpack_delegate.cc Subgraph::Invoke): its
     externals are its non-constant inputs and its outputs (`external_values_steps`)."""
     externals = sum(
@@ -604,7 +525,7 @@ def _kernel_transients(
             yield glibc.usable(2 * weights.nbytes)
 
 
-def _grow_tensors_vector(heap: _Heap, prepared: PreparedSubgraph) -> None:
+def _grow_tensors_vector(heap: LiveHeap, prepared: PreparedSubgraph) -> None:
     """Subgraph::InvokeImpl calls EnsureTensorsVectorCapacity before each kernel: when
     Prepare's last additions left fewer than 16 free slots, the first invoke grows tensors_
     once (the new block is allocated before the old one is freed)."""
@@ -669,7 +590,7 @@ def _accumulates(opcode: str, dtype: str) -> bool:
 _TOPK_INDEX_BYTES = {"INT32": 4, "INT16": 2}
 
 
-def _topk_at_eval(heap: _Heap, prepared: PreparedSubgraph, node: RuntimeNode) -> None:
+def _topk_at_eval(heap: LiveHeap, prepared: PreparedSubgraph, node: RuntimeNode) -> None:
     """TOPK_V2 with a k read at Eval, k at its bound (the input's last dimension): both
     outputs' new dims (the old ones freed after), their data blocks (ResizeTensor: bytes plus
     XNN_EXTRA_BYTES, kept) and TopContainer's index vector (min(k, row) + 1 entries, freed)."""
