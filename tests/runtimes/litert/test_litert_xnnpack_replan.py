@@ -72,6 +72,19 @@ def test_a_kernel_after_the_read_is_prepared_at_the_first_invoke() -> None:
     assert heap_xnnpack_reshape.setup_workspace(reshapes, replayed.later_kernels) == 0
 
 
+def test_the_reshapes_scratch_is_a_labelled_bound(tmp_path: Path) -> None:
+    """The planner's scratch at the re-plan is counted at a bound: the peak's transient part
+    says so; what the first invoke keeps is replayed (exact)."""
+    analysis = analyze(_model("var11_1101.tflite", tmp_path), runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack", isa=X86_64_V3_ZEN)
+    parts = {part.name: part for part in heap.parts}
+    transient = parts["first-invoke transient"]
+    assert not transient.exact and "planner's scratch counted at a bound" in transient.meaning
+    assert parts["first-invoke kernel buffers"].exact
+    assert parts["XNNPACK workspace"].nbytes == 0  # none after setup: the wheel's trace
+
+
 @pytest.mark.parametrize("name", REPLANS)
 def test_the_replan_under_xnnpack_against_the_wheel(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

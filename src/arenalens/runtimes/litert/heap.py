@@ -427,6 +427,12 @@ def first_invoke_parts(
             )
             + ", kernels' scratch, the DynamicBuffer LiteRT writes string tensors through"
             + estimate
+            + (
+                "; a delegate kernel the re-plan after a rank-0 read prepares: its memory "
+                "planner's scratch counted at a bound (heap_xnnpack_reshape)"
+                if invoke.reshaped_at_replan
+                else ""
+            )
             + (MMAPPED_NOTE if invoke.peak_exact and invoke.mmapped_peak else ""),
             mmapped=invoke.peak_exact and invoke.mmapped_peak,
         ),

@@ -217,7 +217,8 @@ def _first_invoke(
     )
     # A delegate kernel the re-plan prepares holds its memory planner's scratch, counted at a
     # bound (heap_xnnpack_reshape): the peak is then an upper bound.
-    bounded = variable_replay.replan is not None and bool(variable_replay.replan.later_kernels)
+    reshaped = variable_replay.replan is not None and bool(variable_replay.replan.later_kernels)
+    bounded = reshaped
     for node in prepared.nodes:
         opcode = node.opcode
         variable_replay.run(node, heap.take, heap.give)
@@ -380,6 +381,7 @@ def _first_invoke(
         ),
         heap.decided > 0,
         heap.decided_at_peak,
+        reshaped,
     )
 
 
