@@ -237,3 +237,66 @@ def reshaping_if(size: int = 8) -> bytes:
         branch.set_inputs([given])
         branch.set_outputs([out])
     return builder.build()
+
+
+TURN_SHAPES = ("work", "nested", "if")
+
+
+def _turns_loop(
+    builder: ModelBuilder, graph: SubgraphBuilder, draw: _Draw, count: int, x: int, *,
+    shape: str, depth: int = 0,
+) -> int:  # fmt: skip
+    """WHILE(count, x) while count < a drawn limit (0: never at count 0); the body works on x,
+    or runs an inner loop over a constant zero (its first check known) or an IF."""
+    limit_value = draw.draw.choice((0, 0, 1, 3))
+    cond, body = builder.add_subgraph(f"cond{depth}"), builder.add_subgraph(f"body{depth}")
+    step, state = cond.add_tensor("count", [1], "INT32"), draw.x(cond, "x")
+    limit = cond.add_constant("limit", np.array([limit_value], np.int32))
+    flag = cond.add_tensor("continue", [1], "BOOL")
+    cond.add_operator("LESS", [step, limit], [flag])
+    cond.set_inputs([step, state])
+    cond.set_outputs([flag])
+    step, state = body.add_tensor("count", [1], "INT32"), draw.x(body, "x")
+    one = body.add_constant("one", np.array([1], np.int32))
+    next_step = body.add_tensor("count_next", [1], "INT32")
+    body.add_operator("ADD", [step, one], [next_step])
+    if shape == "nested" and depth == 0:
+        zero = body.add_constant("zero", np.array([0], np.int32))
+        result = _turns_loop(builder, body, draw, zero, state, shape="work", depth=depth + 1)
+    elif shape == "if":
+        result = _if(builder, body, draw, step, state)
+    else:
+        result = _work(body, draw, state, draw.draw.choice(WORK), f"body{body.index}")
+    body.set_inputs([step, state])
+    body.set_outputs([next_step, result])
+    outputs = [graph.add_tensor(f"count_out{graph.index}", [1], "INT32"),
+               draw.x(graph, f"x_out{graph.index}")]  # fmt: skip
+    graph.add_operator(
+        "WHILE", [count, x], outputs,
+        options={"cond_subgraph_index": cond.index, "body_subgraph_index": body.index},
+    )  # fmt: skip
+    return outputs[1]
+
+
+def while_turns_case(seed: int) -> bytes:
+    """A WHILE whose body may run zero times (heap_control_flow._while_eval): its count a
+    constant 0 (the first check known: the body runs or never does) or the input count (the
+    caller's zero: a run-time value), the limit 0, 1 or 3; the body works, runs an inner loop
+    over a constant zero, or an IF. Shape by seed (TURN_SHAPES in turn), the rest drawn."""
+    draw = _Draw(seed)
+    shape = TURN_SHAPES[seed % len(TURN_SHAPES)]
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    count_input, x = main.add_tensor("count", [1], "INT32"), draw.x(main, "x")
+    count = count_input
+    if draw.draw.random() < 0.5:
+        count = main.add_constant("start", np.array([0], np.int32))
+    data = x
+    if draw.draw.random() < 0.4:
+        data = _work(main, draw, data, draw.draw.choice(WORK), "pre")
+    data = _turns_loop(builder, main, draw, count, data, shape=shape)
+    if draw.draw.random() < 0.4:
+        data = _work(main, draw, data, draw.draw.choice(WORK), "post")
+    main.set_inputs([count_input, x])
+    main.set_outputs([data])
+    return builder.build()

@@ -248,6 +248,11 @@ HELD_OUT = (
 REPLAN_SEEDS12 = tuple(range(1201, 1225))
 HELD_OUT = (*HELD_OUT, *((f"var12_{seed}", "xnnpack_replan", seed) for seed in REPLAN_SEEDS12))
 
+# Session 13 (litert-once12): WHILEs whose body may run zero times (a constant or input count,
+# limits 0, 1, 3; nested loops, IFs), drawn after heap_control_flow._while_eval and
+# prepare/first_check.py were written (tests/litert_control_flow_heap_cases.while_turns_case).
+HELD_OUT = (*HELD_OUT, *((f"turns13_{seed}", "while_turns", seed) for seed in range(1, 25)))
+
 
 def kernel_case(name: str) -> bytes:
     """A held-out kernel case's bytes (tests/litert_cases.py)."""
@@ -411,6 +416,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_control_flow_heap_cases import control_flow_heap_case
 
         return control_flow_heap_case(seed)
+    if family == "while_turns":
+        from tests.litert_control_flow_heap_cases import while_turns_case
+
+        return while_turns_case(seed)
     if family == "caller":
         from tests.litert_caller_cases import caller_case
 

@@ -129,3 +129,21 @@ def test_the_python_api_gives_the_reason(reshaping: tuple[Path, str]) -> None:
         with pytest.raises(ValueError) as refused:
             interpreter_heap(analysis.model, sizes, delegate=delegate)
         assert str(refused.value) == reason, delegate
+
+
+@pytest.mark.runtime
+def test_verify_says_why_there_is_no_heap(
+    reshaping: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify compares the arenas (the IF's or WHILE's outputs dynamic: no arena address on
+    the wheel either) and says the heap's reason, as plan does (text and --json)."""
+    pytest.importorskip("ai_edge_litert")
+    path, reason = reshaping
+    code, out, _ = _run(["verify", str(path), "--runtime", "litert", "--json"], capsys)
+    assert code == 0
+    document = json.loads(out)
+    assert document["agrees"]
+    assert document["interpreter_heap_unsized"] == reason
+    code, out, _ = _run(["verify", str(path), "--runtime", "litert"], capsys)
+    assert code == 0
+    assert f"no figure: {reason}" in _one_line(out)

@@ -22,7 +22,7 @@ from arenalens.cli.common import (
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import RuntimeRefusedError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
-from arenalens.pipeline import analyze
+from arenalens.pipeline import Analysis, analyze
 from arenalens.report.plan_output import verify_document
 from arenalens.report.plan_text import render_verify
 from arenalens.runtimes import get_runtime
@@ -74,12 +74,22 @@ def run(args: argparse.Namespace) -> int:
     wrong = tuple(
         conflict.reason for conflict in declared_arena(analysis).conflicts if args.runtime == "tflm"
     )
-    document = verify_document(result, wrong)
+    document = verify_document(result, wrong, _heap_unsized(analysis, args.runtime))
     if args.json:
         print_json(document)
     else:
         print_text(render_verify(document, color=use_color(args), width=terminal_width()))
     return EXIT_AGREES if result.agrees and not wrong else EXIT_MISMATCH
+
+
+def _heap_unsized(analysis: Analysis, runtime: str) -> str:
+    """LiteRT: why the interpreter's heap gets no figure (litert_memory.heap_unsized, the
+    reason plan and check give), '' when it gets one or for TFLM."""
+    if runtime != "litert":
+        return ""
+    from arenalens.litert_memory import heap_unsized  # noqa: PLC0415 - LiteRT only
+
+    return heap_unsized(analysis)
 
 
 def _refused(runtime: str, declared: DeclaredArena, refused: RuntimeRefusedError) -> VerifyResult:

@@ -183,9 +183,13 @@ def _buffer_rows(
     return rows
 
 
-def verify_document(result: VerifyResult, wrong_outputs: Sequence[str] = ()) -> dict[str, Any]:
+def verify_document(
+    result: VerifyResult, wrong_outputs: Sequence[str] = (), heap_unsized: str = ""
+) -> dict[str, Any]:
     """VerifyResult (+ why the verified interpreter computes wrong outputs with the model's
-    offline plan) → the `verify --json` document."""
+    offline plan, why LiteRT's interpreter heap has no figure) → the `verify --json`
+    document."""
+    unsized = {"interpreter_heap_unsized": heap_unsized} if heap_unsized else {}
     return {
         "runtime": result.runtime,
         "agrees": result.agrees,
@@ -207,4 +211,6 @@ def verify_document(result: VerifyResult, wrong_outputs: Sequence[str] = ()) -> 
         "notes": list(result.notes),
         "interpreter": result.interpreter or None,
         "predicted_for": result.predicted_for or None,
+        # LiteRT: why the interpreter's heap has no figure (plan's and check's reason), if so.
+        **unsized,
     }

@@ -171,6 +171,9 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
         parts.append(
             Text(f"real: {document['interpreter']}; predicted for: {document['predicted_for']}")
         )
+    unsized = document.get("interpreter_heap_unsized")
+    if unsized:  # plan's and check's reason: the arenas are verified, the heap has no figure
+        parts.append(Text(f"interpreter heap: no figure: {unsized}"))
     if document["notes"]:
         parts.append(Text("\n".join(document["notes"]), style="dim"))
     return render_text(parts, color=color, width=width)

@@ -51,7 +51,7 @@ def test_call_once_against_the_wheel(
 ) -> None:
     """Builtin: within 1% at every moment (allowances aside; but for callonce12_14, whose
     180 KiB arena glibc's mmap threshold decides) and never under, and nothing in the figure is
-    a bound for the CALL_ONCE. XNNPACK: never under."""
+    a bound for the CALL_ONCE (a WHILE around it may be). XNNPACK: never under."""
     epyc = eigen_blocking.ZEN_EPYC
     monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, f"{epyc.l1},{epyc.l2},{epyc.l3}")
     seed = int(name.removeprefix("callonce12_").removesuffix(".tflite"))
@@ -70,7 +70,9 @@ def test_call_once_against_the_wheel(
         if delegate == "none":
             assert "CALL_ONCE" not in (heap.estimate or "")
             invoke = next(part for part in heap.parts if part.name == "first-invoke kernel buffers")
-            assert invoke.exact
+            # A CALL_ONCE in a WHILE body whose first check is a run-time value: the body may
+            # run or not (heap_control_flow._while_eval), the larger counted and labelled.
+            assert invoke.exact or "WHILE (its body may run or not" in invoke.meaning
 
 
 def test_call_once_kernel_is_known() -> None:

@@ -21,8 +21,12 @@ first Eval, body outputs static:
   condition says: the first turn of each is where their kernels make what they keep (ruy's
   buffers, a delegate kernel's external values, set once: the body's inputs share the WHILE's
   outputs and the condition's are its own, so no pointer changes after), later turns add
-  nothing. The body is counted as running at least once (a loop that never runs it holds less:
-  the figure errs high there). Then `ReleaseMemory()` frees both children's arenas.
+  nothing. Whether the body runs at all is the condition's first check: known where the
+  values it reads are constants or folded in Prepare (`RuntimeNode.first_check`: the body's
+  run replayed or not, exact either way), else a run-time value: both replayed and the larger
+  of each figure counted (a body that never runs leaves its own children's arenas allocated;
+  one that runs keeps what its kernels make), exact where the two agree, else a bound that
+  says so. Then `ReleaseMemory()` frees both children's arenas.
 
 A child that was released earlier in the same invoke (an IF inside a WHILE body, run each
 turn) commits its arena again before it runs. The children run on what the parent's run left
@@ -51,6 +55,8 @@ CONTROL_FLOW_REPLAYED = frozenset({"IF", "WHILE"})
 # What an IF whose branches hold different bytes is counted as (its condition is a run-time
 # value: either branch may run, at any turn of a loop around it).
 _EITHER = "IF (either branch may run: the larger of each figure)"
+# What a WHILE whose first check is a run-time value is counted as (its body may run or not).
+_TURNS = "WHILE (its body may run or not: the larger of each figure)"
 # The children each kernel names in its options, in the order its Eval runs them first.
 _CHILDREN = {
     "IF": ("then_subgraph_index", "else_subgraph_index"),
@@ -171,7 +177,7 @@ def control_flow_eval(
     named = _Children(indices, allocated, replay)
     if node.opcode == "IF":
         return _if_eval(heap, prepared, node, named, released=released, state=state)
-    return _run_children(heap, named, released, state)
+    return _while_eval(heap, node, named, released=released, state=state)
 
 
 def control_flow_unsized(model: Model) -> tuple[str, ...]:
@@ -242,6 +248,41 @@ def _if_eval(
     return replace(outcome, exact=False, estimated=(*outcome.estimated, _EITHER), peak_exact=False)
 
 
+def _while_eval(
+    heap: Heap, node: RuntimeNode, named: _Children, *, released: set[int], state: object
+) -> ControlFlowRun:
+    """The condition, then the body if the first check says so (`RuntimeNode.first_check`,
+    from the values known before the run: exact either way). Where the first check is a
+    run-time value, both are replayed on recording heaps from the same back-end state, the
+    one with the higher peak on the heap, then what the other keeps over it: a body that
+    never runs leaves its own children's arenas allocated, one that runs keeps what its
+    kernels make; called exact only where both hold the same."""
+    condition = named.indices[:1]
+    if node.first_check is not None:
+        ran = named.indices if node.first_check else condition
+        return _run_children(heap, named, released, state, ran=ran)
+    runs = []
+    for ran in (named.indices, condition):
+        recording = _Recording()
+        runs.append((recording, _run_children(recording, named, set(released), state, ran=ran)))
+    chosen, outcome = max(runs, key=lambda run: (run[0].peak, run[0].live))
+    chosen.replay_on(heap)
+    heap.take(max(run[0].live for run in runs) - chosen.live)  # kept as if never freed
+    released.update(named.indices)
+    (body, _), (no_body, skipped) = runs
+    if (body.peak, body.live) == (no_body.peak, no_body.live):
+        return outcome
+    # The operators after it run on the back end the condition alone left (what the body's
+    # kernels made, a later kernel makes when the body never ran: counted in either case).
+    return replace(
+        outcome,
+        exact=False,
+        estimated=(*outcome.estimated, _TURNS),
+        peak_exact=False,
+        state=skipped.state,
+    )
+
+
 def _if_moment(
     prepared: PreparedSubgraph, node: RuntimeNode, branch: PreparedSubgraph
 ) -> Iterator[int]:
@@ -268,16 +309,25 @@ def _rank(prepared: PreparedSubgraph, index: int) -> int:
 
 
 def _run_children(
-    heap: Heap, named: _Children, released: set[int], state: object
+    heap: Heap,
+    named: _Children,
+    released: set[int],
+    state: object,
+    *,
+    ran: tuple[int, ...] | None = None,
 ) -> ControlFlowRun:
-    """Each child's arena committed again if released before, its first run (on the back end
-    the one before left), then every child's arena released; what they count at a bound, the
-    arenas freed for the first time and the back end's state after."""
-    runs: list[Replayed] = []
+    """Each child's arena committed again if released before (while.cc Eval: AllocateTensors
+    on the condition and the body before the loop, whether the body runs or not), the first
+    run of each child that runs (`ran`, all by default: a WHILE whose body never runs runs only
+    its condition) on the back end the one before left, then every child's arena released;
+    what they count at a bound, the arenas freed for the first time and the back end's state
+    after."""
     for index in named.indices:
-        child = named.allocated[index]
         if index in released:
-            heap.take(child.arena_block)
+            heap.take(named.allocated[index].arena_block)
+    runs: list[Replayed] = []
+    for index in named.indices if ran is None else ran:
+        child = named.allocated[index]
         inner = named.replay(child.prepared, state)
         state = inner.backend_after
         heap.take(inner.peak)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Subgraph
 from arenalens.runtimes.litert.lifetimes import LITERT_INPLACE_FLAGS
+from arenalens.runtimes.litert.prepare.first_check import first_check
 from arenalens.runtimes.litert.prepare.folding import folded_values
 from arenalens.runtimes.litert.prepare.registry import KERNEL_RULES
 from arenalens.runtimes.litert.prepare.state import (
@@ -37,6 +38,7 @@ class _SubgraphRun:
     init_added: list[int] = field(default_factory=list)  # AddTensors in each node's Init
     prepare_added: dict[int, int] = field(default_factory=dict)  # ... in its Prepare
     eval_dynamic: dict[int, str] = field(default_factory=dict)  # IF / WHILE: why, by position
+    first_check: dict[int, bool] = field(default_factory=dict)  # WHILE: its first check, known
 
 
 def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
@@ -180,9 +182,17 @@ def _prepare_control_flow(
         _prepare_subgraph(model, runs, child, allocated)
     if opcode not in ("IF", "WHILE") or len(children) != 2:
         return
+    if opcode == "WHILE":
+        first = first_check(ctx, runs[children[0]].contexts)
+        if first is not None:
+            runs[ctx.graph.subgraph.index].first_check[ctx.position] = first
     why = _eval_dynamic(opcode, [runs[child] for child in children])
     if why:
         runs[ctx.graph.subgraph.index].eval_dynamic[ctx.position] = why
+        ctx.graph.note(
+            f"node {ctx.position} {opcode}: its outputs are dynamic ({why}): no arena address; "
+            "Eval_dynamic resizes and copies them on the heap at every run"
+        )
         for slot, tensor in enumerate(ctx.outputs):
             if tensor >= 0:
                 ctx.set_dynamic_output(slot)
@@ -289,6 +299,7 @@ def _freeze(run: _SubgraphRun, index: int, allocated: bool) -> PreparedSubgraph:
             inplace_flags=LITERT_INPLACE_FLAGS.get(ctx.operator.opcode, 0),
             dynamic_output=run.dynamic[ctx.position] if ctx.position < len(run.dynamic) else False,
             eval_dynamic=run.eval_dynamic.get(ctx.position, ""),
+            first_check=run.first_check.get(ctx.position),
         )
         for ctx in run.contexts
     )

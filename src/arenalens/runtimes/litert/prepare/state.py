@@ -59,6 +59,10 @@ class RuntimeNode:
     # An IF's or WHILE's Prepare found its children dynamic (if.cc / while.cc: its outputs
     # SetTensorToDynamic, Eval_dynamic at Invoke): why, in words; '' for every other node.
     eval_dynamic: str = ""
+    # A WHILE's condition on its first check, from the values known before the run (True: the
+    # body runs at least once, False: never; prepare.first_check); None: a run-time value, or
+    # not a WHILE.
+    first_check: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
