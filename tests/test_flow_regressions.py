@@ -760,3 +760,48 @@ def test_vela_promises_no_arena_for_a_compilation_check_calls_cannot_run_correct
 
     text = " ".join(render_vela(document, "", color=False, width=100).split())
     assert "no setting runs: its offline plan would corrupt tensors" in text  # said whole
+
+
+def _add_with_relu6(scale: float) -> bytes:
+    """One int8 ADD with a fused RELU6, every tensor at `scale` (at 1e-9, 6 / scale overflows
+    int32: the builtin ADD's Prepare refuses it at every size; XNNPACK takes the ADD)."""
+    from arenalens.tflite.builder import ModelBuilder, quantization
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    tensors = [
+        graph.add_tensor(name, [1, 4, 4, 4], "INT8", quantization=quantization(scale, 0))
+        for name in ("a", "b", "y")
+    ]
+    graph.add_operator("ADD", tensors[:2], tensors[2:], options={"fused_activation_function": 3})
+    graph.set_inputs(tensors[:2])
+    graph.set_outputs(tensors[2:])
+    return builder.build()
+
+
+@pytest.mark.runtime
+def test_a_refusal_at_every_size_is_not_blamed_on_the_input_shape_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 1200501 pair 36 (`python -m flows.devices`): `check MODEL --cpu esp32s3 --kernels
+    esp-nn@1.1.2 --input-shape image=1x4x4x1` of a quant model whose CONV_2D has a fused RELU6
+    bound that overflows int32 said "LiteRT cannot run the model with input shape
+    'image'=1x4x4x1", and so at every other size, its own included: the builtin kernels that
+    propagate the shapes refuse the model whatever its size (kernel_util.cc, a check on
+    quantization parameters), and check at its own size says CANNOT RUN (TFLM) or FITS (LiteRT
+    under XNNPACK, which takes the ADD). The error now says the refusal is the model's."""
+    pytest.importorskip("ai_edge_litert")
+    path = tmp_path / "add.tflite"
+    path.write_bytes(_add_with_relu6(1e-9))
+    sizes = ("--input-shape", "a=1x8x8x4", "--input-shape", "b=1x8x8x4")
+    for build, own_size_code in (("--runtime", "litert"), 0), (("--cpu", "cortex-m7"), 1):
+        code, _out, _err = _run(capsys, "check", str(path), *build, "--budget", "4MB")
+        assert code == own_size_code
+        code, _out, err = _run(capsys, "check", str(path), *build, "--budget", "4MB", *sizes)
+        assert code == 2 and "refuses the model at its own size too" in err, err
+        assert "no_integer_overflow_from_quantization" in err and "input shape 'a'" in err
+    path.write_bytes(_add_with_relu6(0.05))  # calibrated: that size is sized
+    code, _out, err = _run(
+        capsys, "check", str(path), "--cpu", "cortex-m7", "--budget", "4MB", *sizes
+    )
+    assert code == 0, err

@@ -147,15 +147,26 @@ def _propagated_sizes(model: Model, resized: Mapping[int, tuple[int, ...]]) -> S
     payload, exit_code = run_in_child(
         _propagate, (model, dict(resized)), timeout_seconds=PROPAGATION_TIMEOUT_SECONDS
     )
+    if payload is not None and isinstance(payload.get("error"), ArenalensError):
+        raise payload["error"]
+    # A refusal (or an abort; not a hang: that would be waited for twice) said again at the
+    # model's own size.
+    if (payload is None and exit_code is not None) or (payload and "litert" in payload):
+        refusal = _ended(exit_code) if payload is None else str(payload["litert"])
+        if refusal == _own_size_refusal(model):
+            raise UsageError(
+                f"{model.source}: LiteRT, which propagates the tensor shapes for input shape "
+                f"{wanted}, refuses the model at its own size too, in the same words (its "
+                f"builtin kernels): the refusal is the model's, not that size's: "
+                f"{_first_message(refusal)} (check without --input-shape says whether it runs "
+                "at its own size)"
+            )
     if payload is None:
         raise UsageError(
             f"{model.source}: LiteRT, which propagates the tensor shapes for input shape "
             f"{wanted}, {_ended(exit_code)}: a check in one of its kernels' Prepare failed, so "
             "the model cannot be sized at that shape"
         )
-    error = payload.get("error")
-    if isinstance(error, ArenalensError):
-        raise error
     if "litert" in payload:
         raise UsageError(
             f"{model.source}: LiteRT cannot run the model with input shape {wanted}: "
@@ -163,6 +174,20 @@ def _propagated_sizes(model: Model, resized: Mapping[int, tuple[int, ...]]) -> S
         )
     sizes: Sizes = payload["sizes"]
     return sizes
+
+
+def _own_size_refusal(model: Model) -> str | None:
+    """What LiteRT's builtin kernels say when they prepare the model at its own size (None: they
+    prepare it). The same refusal at another size is the model's, not that size's: a check on
+    quantization parameters (a fused RELU6 bound that overflows int32, a multiplier out of
+    range) fails at every size, and shapes do not depend on those parameters."""
+    payload, exit_code = run_in_child(
+        _propagate, (model, {}), timeout_seconds=PROPAGATION_TIMEOUT_SECONDS
+    )
+    if payload is None:
+        return _ended(exit_code)
+    refusal = payload.get("litert")
+    return None if refusal is None else str(refusal)
 
 
 def _ended(exit_code: int | None) -> str:
