@@ -300,3 +300,36 @@ def while_turns_case(seed: int) -> bytes:
     main.set_inputs([count_input, x])
     main.set_outputs([data])
     return builder.build()
+
+
+def if_state_case(seed: int) -> bytes:
+    """IF(count < limit, x) whose branches leave the CPU back end differently (one works on x
+    with a drawn operator, the other adds a constant: no back end), then work after it in main
+    (a convolution: the back end and ruy's buffer if int8), limit 0 or 1 (the else or the then
+    branch runs on the caller's zero count): what runs after an IF, when the branch that ran
+    made less than the other."""
+    draw = _Draw(seed)
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    count, x = main.add_tensor("count", [1], "INT32"), draw.x(main, "x")
+    limit = main.add_constant("limit", np.array([draw.draw.choice((0, 1))], np.int32))
+    pick = main.add_tensor("pick", [1], "BOOL")
+    main.add_operator("LESS", [count, limit], [pick])
+    kinds = [draw.draw.choice(("conv", "depthwise")), "add"]
+    draw.draw.shuffle(kinds)
+    branches = []
+    for name, kind in zip(("then", "else"), kinds, strict=True):
+        graph = builder.add_subgraph(name)
+        given = draw.x(graph, "x")
+        graph.set_inputs([given])
+        graph.set_outputs([_work(graph, draw, given, kind, name)])
+        branches.append(graph.index)
+    picked = draw.x(main, "picked")
+    main.add_operator(
+        "IF", [pick, x], [picked],
+        options={"then_subgraph_index": branches[0], "else_subgraph_index": branches[1]},
+    )  # fmt: skip
+    data = _work(main, draw, picked, "conv", "post")
+    main.set_inputs([count, x])
+    main.set_outputs([data])
+    return builder.build()

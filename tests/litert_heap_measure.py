@@ -252,6 +252,8 @@ HELD_OUT = (*HELD_OUT, *((f"var12_{seed}", "xnnpack_replan", seed) for seed in R
 # limits 0, 1, 3; nested loops, IFs), drawn after heap_control_flow._while_eval and
 # prepare/first_check.py were written (tests/litert_control_flow_heap_cases.while_turns_case).
 HELD_OUT = (*HELD_OUT, *((f"turns13_{seed}", "while_turns", seed) for seed in range(1, 25)))
+# IFs whose branches leave the CPU back end differently, work after them (if_state_case).
+HELD_OUT = (*HELD_OUT, *((f"ifstate13_{seed}", "if_state", seed) for seed in range(1, 13)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -416,6 +418,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_control_flow_heap_cases import control_flow_heap_case
 
         return control_flow_heap_case(seed)
+    if family == "if_state":
+        from tests.litert_control_flow_heap_cases import if_state_case
+
+        return if_state_case(seed)
     if family == "while_turns":
         from tests.litert_control_flow_heap_cases import while_turns_case
 

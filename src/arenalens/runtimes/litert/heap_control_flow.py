@@ -47,6 +47,7 @@ from typing import Protocol
 from arenalens.ir import Model
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_interpreter import ARENA_ALIGNMENT, int_array_bytes
+from arenalens.runtimes.litert.heap_invoke_state import BackendState
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph, RuntimeNode
 from arenalens.runtimes.litert.rules import litert_plans
@@ -242,10 +243,36 @@ def _if_eval(
     chosen.replay_on(heap)
     heap.take(max(run[0].live for run in runs) - chosen.live)  # kept as if never freed
     released.add(index)
-    (first, _, _), (second, _, _) = runs
-    if (first.peak, first.live) == (second.peak, second.live):
+    (first, one_way, _), (second, other_way, _) = runs
+    # The operators after it run on what both branches made (a kernel after it makes what the
+    # branch that ran did not: counted whichever ran).
+    after = _made_by_both(one_way.state, other_way.state)
+    if (first.peak, first.live) == (second.peak, second.live) and after == outcome.state:
         return outcome
-    return replace(outcome, exact=False, estimated=(*outcome.estimated, _EITHER), peak_exact=False)
+    return replace(
+        outcome,
+        exact=False,
+        estimated=(*outcome.estimated, _EITHER),
+        peak_exact=False,
+        state=after,
+    )
+
+
+def _made_by_both(first: object, second: object) -> object:
+    """The back end's state two ways of a run both leave: the CPU back end and ruy's allocator
+    where both made them, ruy's smaller buffer and vector, cpuinfo still to initialize where
+    either left it, the variables and run inits both made."""
+    if not isinstance(first, BackendState) or not isinstance(second, BackendState):
+        return first
+    (made, size, capacity), (other_made, other_size, other_capacity) = first.ruy, second.ruy
+    both = set(second.variables)
+    return BackendState(
+        first.backend and second.backend,
+        first.cpuinfo or second.cpuinfo,
+        (made and other_made, min(size, other_size), min(capacity, other_capacity)),
+        tuple(item for item in first.variables if item in both),
+        first.initialized & second.initialized,
+    )
 
 
 def _while_eval(
