@@ -65,6 +65,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     deconvolution,
     round_up,
 )
+from arenalens.runtimes.litert.xnnpack_slots import operator_slots
 from arenalens.runtimes.litert.xnnpack_workspace import (
     _Node,
     _nodes,
@@ -74,7 +75,6 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     hybrid_batch_matmul,
     resource_rewrites,
     transposes_a,
-    variable_copy,
 )
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
@@ -333,19 +333,11 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     boundary = set(subset.inputs) | set(subset.outputs)
     unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
     fused = _nodes(subgraph, subset.operators, boundary, model)
-    # A PAD folded into its convolution keeps its slot in the operator-data array; a clamp
-    # folded into its producer does not (the wheel's runtimes: MobileNetV2's 18 folded PADs
-    # counted, every folded float RELU not).
-    folded_pads = sum(1 for node in unfused if node.kind == "PAD") - sum(
-        1 for node in fused if node.kind == "PAD"
-    )
-    # So do a fused variable copy and the nodes of a chain fused into a LUT (xnn_node_clear
-    # leaves the node in the array); each LUT is one value more (its table).
-    folded_pads += sum(1 for node in unfused if variable_copy(subgraph, node)) - sum(
-        1 for node in fused if variable_copy(subgraph, node)
-    )
-    folded_pads += sum(node.folded for node in fused)
-    tables = sum(1 for node in fused if node.kind == "lut")
+    # A node the fusions cleared (a PAD folded into its convolution, a fused variable copy, a
+    # LUT chain's nodes) keeps its slot unless a later pass's clean-up compacts the array
+    # (xnnpack_slots: MobileNetV2's 18 folded PADs counted, a merged float RELU not).
+    slots = operator_slots(subgraph, unfused, fused)
+    tables = sum(1 for node in fused if node.kind == "lut")  # each LUT: one value more
     operators = [subgraph.operators[index] for index in subset.operators]
     activations = sum(1 for operator in operators if binary_activation(operator))
     tensors = kernel_tensors(subgraph, subset)
@@ -372,7 +364,7 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
         if xnnpack_attention.replayed(subgraph, operator)
     )
     # A fused activation's clamp node is among the nodes (xnnpack_workspace._nodes).
-    return len(fused) + folded_pads, values
+    return slots, values
 
 
 def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
