@@ -14,7 +14,9 @@ first Eval, body outputs static:
   delegated nodes whose temporaries it frees) on the arena it already has; the IF's outputs get
   the branch outputs' dims; the branch runs; `ReleaseMemory()` frees its arena (its persistent
   arena stays). Which branch runs is the condition's value at run time: both are replayed and
-  the larger of each figure counted (exact where the two agree, else a bound that says so).
+  the larger of each figure counted (exact where the two agree, else a bound that says so);
+  the operators after the IF run on what both branches made (`_made_by_both`: a kernel after
+  it makes what the branch that ran did not, counted whichever ran).
 * **WHILE** (`Eval_static`): `AllocateTensors()` on both children does nothing (they are
   invokable since Prepare); the inputs are copied into the condition's inputs and the outputs
   (dims copied: the same sizes); the condition runs, then the body, as many turns as the
