@@ -5,6 +5,7 @@ HOST profile) and tests/data/litert_heap_avx2.json (an AMD EPYC 7001: AVX2 and F
 the x86-64-v3-zen profile). tests/litert_heap_cache.py reads an entry by name from either.
 
     python -m tests.litert_heap_measure            # every shared model and every held-out one
+                                                   # not another CPU's file's alone (`remade`)
     python -m tests.litert_heap_measure --only vww # models whose name contains 'vww'
     python -m tests.litert_heap_measure --cache tests/data/litert_heap_avx2.json --only var12_
 
@@ -23,6 +24,7 @@ installed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -540,6 +542,30 @@ def models(folder: Path) -> list[tuple[str, Path, str]]:
     return found
 
 
+def remade(name: str, which: str, data: Path, only: str) -> bool:
+    """Whether a run into `data` measures the model `name` (of set `which`): with `only`, those
+    it names; else, into the default file, every shared model and every held-out one except the
+    families drawn and measured on another CPU alone (in litert_heap_avx2.json and not here), so
+    that its command remakes exactly its own entries and any new family's; another CPU's file
+    is remade by its own command's --only."""
+    if only:
+        return any(part in name for part in only.split(","))
+    if data != DATA or which != "held_out":
+        return True
+    own, other = _cached_names()
+    return name in own or name not in other
+
+
+@functools.cache
+def _cached_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The model names litert_heap.json and litert_heap_avx2.json hold (read once a run)."""
+    found = []
+    for path in (DATA, DATA.with_name("litert_heap_avx2.json")):
+        document = json.loads(path.read_text()) if path.is_file() else {"models": {}}
+        found.append(frozenset(document["models"]))
+    return found[0], found[1]
+
+
 def remake_command(data: Path, only: str, previous: str | None) -> str:
     """The command that remakes the cache `data`: the default file's (every model), or another
     CPU's file with every --only it was measured with, the previous command's and `only`."""
@@ -582,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(scratch)
         library = tracer(folder)
         for name, path, which in models(folder):
-            if not any(part in name for part in arguments.only.split(",")):
+            if not remade(name, which, data, arguments.only):
                 continue
             entry = {"set": which, **{mode: measure(library, path, mode) for mode in MODES}}
             document["models"][name] = entry

@@ -34,7 +34,7 @@ from arenalens.runtimes.litert.isa import HOST, X86_64_V3, X86_64_V3_ZEN, IsaPro
 from arenalens.runtimes.litert.rules import litert_plans
 from arenalens.tflite.reader import parse_model
 from tests.conftest import SHARED_MODELS
-from tests.litert_heap_cache import cached, names, on_avx2
+from tests.litert_heap_cache import AVX2_DATA, cached, names, on_avx2
 from tests.litert_heap_measure import (
     DATA,
     HELD_OUT,
@@ -46,6 +46,7 @@ from tests.litert_heap_measure import (
     environment,
     held_out_model,
     measure,
+    remade,
     tracer,
 )
 
@@ -132,6 +133,20 @@ def test_cache_names_where_its_figures_hold() -> None:
     assert not any(name.startswith(("var11_", "topk9_", "axis10_")) for name in CACHE["models"])
     held_out = [name for name, entry in CACHE["models"].items() if entry["set"] == "held_out"]
     assert len(held_out) >= 16
+
+
+def test_each_caches_command_remakes_its_own_entries() -> None:
+    """The default command (no --only) measures every held-out model but the families drawn on
+    the EPYC alone: exactly the held-out entries litert_heap.json holds (every held-out model
+    is measured in one file or the other); litert_heap_avx2.json's --only names its own."""
+    drawn = [f"{name}.tflite" for name, _family, _seed in HELD_OUT]
+    default = {name for name in drawn if remade(name, "held_out", DATA, "")}
+    own = {name for name, entry in CACHE["models"].items() if entry["set"] == "held_out"}
+    assert default == own
+    assert all(name in own or name in names() for name in drawn)
+    avx2 = json.loads(AVX2_DATA.read_text())
+    listed = avx2["command"].split(" --only ", 1)[1]
+    assert all(remade(name, "held_out", AVX2_DATA, listed) for name in avx2["models"])
 
 
 @pytest.mark.parametrize("name", _measured_cases(MEASURED))
