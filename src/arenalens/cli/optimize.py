@@ -104,16 +104,26 @@ def _tflm_target(args: argparse.Namespace) -> None:
     and ignores an offline plan) is a usage error naming the command that sizes it there (the
     shared one said `use --runtime litert`, an option optimize does not have). A model that
     does not load, or an input size its network refuses, is said first: the check named would
-    refuse it too (seed 1100201 flow 61)."""
+    refuse it too (seed 1100201 flow 61); so is a model that check cannot size there (an IF or
+    WHILE that runs Eval_dynamic: seed 1300201 flow 34), without the command."""
     target = single_target(args)
     if target is None or not target.runs_linux:
         return
-    load_with_input_shapes(args.model, args)
+    model = load_with_input_shapes(args.model, args)
+    refused = (
+        f"{target.name} runs {target.os} with LiteRT, which plans its own arenas and ignores an "
+        "offline plan; optimize writes TFLite Micro's (for microcontrollers)"
+    )
+    from arenalens.verdict import check as check_model  # noqa: PLC0415 - the step's own answer
+
+    try:
+        check_model(model, target=target)
+    except UsageError as error:
+        raise UsageError(f"{refused}, and check cannot size the model there: {error}") from None
     shapes = "".join(f" --input-shape {shlex.quote(shape)}" for shape in args.input_shape or ())
     raise UsageError(
-        f"{target.name} runs {target.os} with LiteRT, which plans its own arenas and ignores an "
-        "offline plan; optimize writes TFLite Micro's (for microcontrollers): size the model "
-        f"there with `arenalens check {shlex.quote(args.model)}{shapes} --target {target.name}`"
+        f"{refused}: size the model there with "
+        f"`arenalens check {shlex.quote(args.model)}{shapes} --target {target.name}`"
     )
 
 
