@@ -13,7 +13,9 @@ import pytest
 import arenalens
 from arenalens.cli import build_parser, main
 from arenalens.examples import write_example
-from arenalens.verdict import Answer
+from arenalens.next_steps import Steps
+from arenalens.pipeline import ArenaResult
+from arenalens.verdict import Answer, Verdict
 from tests.fixtures import path_models
 
 
@@ -123,3 +125,39 @@ def test_input_shapes_in_python_name_the_size(tmp_path: Path) -> None:
     assert known.input_shapes == ("image=1x96x96x3",)
     same = arenalens.check(model, budget="1MB", input_shapes=["image=1x96x96x3"])
     assert same.required_bytes == known.required_bytes
+
+
+def test_a_check_that_fits_makes_one_verdict_and_leaves_what_only_views_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a search loop only the answer is read: the Verdict is made once, and its next steps and
+    the lower bound behind `best_case_bytes` are worked out when a view first reads them (the
+    same figures then: the views' goldens hold them)."""
+    asked: list[str] = []
+    made = Verdict.__init__
+    all_steps = Steps.all
+    bound = ArenaResult.lower_bound
+
+    def counted_init(self: Verdict, *args: Any, **kwargs: Any) -> None:
+        asked.append("verdict")
+        made(self, *args, **kwargs)
+
+    def counted_steps(self: Steps) -> Any:
+        asked.append("steps")
+        return all_steps(self)
+
+    def counted_bound(self: ArenaResult) -> int:
+        asked.append("lower bound")
+        return bound.fget(self)  # type: ignore[no-any-return, attr-defined]
+
+    monkeypatch.setattr(Verdict, "__init__", counted_init)
+    monkeypatch.setattr(Steps, "all", counted_steps)
+    monkeypatch.setattr(ArenaResult, "lower_bound", property(counted_bound))
+    arenalens.clear_caches()
+    verdict = arenalens.check("example:kws_ds_cnn", budget="1MB", build="cortex-m7/cmsis-nn")
+    assert verdict.fits and verdict.required_bytes and asked == ["verdict"]
+    document = verdict.as_dict()
+    assert sorted(asked) == ["lower bound", "steps", "verdict"]
+    assert document["best_case_bytes"] <= document["required_bytes"]
+    assert document["next_steps"] and verdict.next_steps  # made once, then kept
+    assert sorted(asked) == ["lower bound", "steps", "verdict"]

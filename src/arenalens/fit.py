@@ -16,8 +16,8 @@ fits only when those pieces have a place too (`FitCheck.npu`), as it is and afte
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -25,7 +25,7 @@ from arenalens.blocks import Block, largest_block
 from arenalens.builds.build import Build
 from arenalens.declared import DeclaredArena, Status, StatusAnswers, declared_arena
 from arenalens.errors import UsageError
-from arenalens.pipeline import Analysis
+from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.plan_validity import plan_conflicts
 from arenalens.target_build import runtime_runs_on
 from arenalens.targets import Target
@@ -60,9 +60,8 @@ class FitCheck(StatusAnswers):
     budget_bytes: int  # --budget, or the target's arena limit
     reserve_bytes: int
     target: Target | None
-    # What the number would be if every arena were packed to the lower bound of plans that keep
-    # tensors whole (in the model's operator order): overlaps and splits go below it.
-    best_case_bytes: int
+    # The analysis's arenas, planned: `best_case_bytes` is worked out of them when asked.
+    arenas: tuple[ArenaResult, ...] = field(default=(), repr=False, compare=False)
     # The remedies tried when it does not fit as given (None: not climbed, or not TFLM).
     ladder: Ladder | None = None
     budget_text: str = ""  # the budget as the user typed it ("320KB")
@@ -87,6 +86,15 @@ class FitCheck(StatusAnswers):
     # and reserve: what `arenalens check` of the written model answers (placement, spare,
     # TIGHT), computed once so that the step promising it and that check say the same.
     written: FitCheck | None = None
+
+    @cached_property
+    def best_case_bytes(self) -> int:
+        """What the number would be if every arena were packed to the lower bound of plans that
+        keep tensors whole (in the model's operator order): overlaps and splits go below it.
+        Worked out when first asked (the remedy ladder, --json, the steps): a check that fits
+        reads none of it."""
+        wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in self.arenas)
+        return self.required_bytes - wasted
 
     @property
     def runtime(self) -> str:
@@ -381,7 +389,6 @@ def check_fit(
         declared = _for_vendor_kernels(
             _for_core(declared_arena(analysis), target), analysis, target
         )
-    wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     npu = _npu_fit(
         analysis,
         declared,
@@ -421,7 +428,7 @@ def check_fit(
         budget_bytes=budget,
         reserve_bytes=reserve_bytes,
         target=target,
-        best_case_bytes=declared.required_bytes - wasted,
+        arenas=analysis.arenas,
         budget_text=budget_text,
         reserve_is_default=reserve_is_default and reserve_bytes > 0,
         assumptions=tuple(analysis.budget.assumptions),

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +74,6 @@ class Verdict(StatusAnswers):
     build: Build | None  # None for a runtime without builds
     declared: DeclaredArena
     fit: FitCheck | None = None  # with a budget or a board
-    steps: tuple[Step, ...] = ()
     input_shapes: tuple[str, ...] = ()  # the --input-shape values the figures are for
     placeholders: tuple[str, ...] = ()  # inputs whose real size is unknown
     search: InputSearch | None = None  # --max-input
@@ -81,6 +81,15 @@ class Verdict(StatusAnswers):
     assumptions: tuple[str, ...] = ()
     # A Vela-compiled model's NPU memories (TFLM); where they go on the board is `fit.npu`.
     npu_memory: NpuMemory | None = None
+    # What the user asked, as the steps' commands repeat it: made when the steps are first read
+    # (it reads the model's inputs; a check in a search loop reads only the answer).
+    asked_of: Callable[[], Asked] = field(default=lambda: NOTHING_ASKED, repr=False, compare=False)
+
+    @cached_property
+    def steps(self) -> tuple[Step, ...]:
+        """What to do next, as commands that run as printed: made when first read (the
+        terminal, `as_dict`, `next_steps`), from the answers below."""
+        return Steps(self, self.asked_of()).all()
 
     # -- the answers -------------------------------------------------------------------------
     @property
@@ -93,9 +102,10 @@ class Verdict(StatusAnswers):
         """Why its offline plan does not hold."""
         return self.declared.conflicts
 
-    @property
+    @cached_property
     def answer(self) -> Answer | None:
-        """The one-word answer; None when no budget was asked and nothing blocks a number."""
+        """The one-word answer; None when no budget was asked and nothing blocks a number (asked
+        by every view and step: worked out once)."""
         if not self.runs:
             return Answer.CANNOT_RUN
         if not self.plan_holds:
@@ -374,6 +384,7 @@ def make_verdict(
     source: str,
     build: Build | None,
     asked: Asked = NOTHING_ASKED,
+    asked_of: Callable[[], Asked] | None = None,
     fit: FitCheck | None = None,
     optimized_bytes: int | None = None,
     search: InputSearch | None = None,
@@ -381,7 +392,8 @@ def make_verdict(
     assumptions: Sequence[str] = (),
     npu_memory: NpuMemory | None = None,
 ) -> Verdict:
-    """The answers → a Verdict with its next steps."""
+    """The answers → a Verdict; its next steps follow from them when first read, with what the
+    user asked (`asked_of()` when given, else `asked`)."""
     if fit is not None:
         declared = fit.declared
         if optimized_bytes is None:
@@ -392,7 +404,7 @@ def make_verdict(
         from arenalens.litert_memory import memory_assumptions  # noqa: PLC0415 - LiteRT only
 
         assumptions = memory_assumptions(declared)
-    verdict = Verdict(
+    return Verdict(
         model=model,
         source=source,
         argument=asked.argument,
@@ -406,9 +418,12 @@ def make_verdict(
         optimized_bytes=optimized_bytes,
         assumptions=tuple(assumptions),
         npu_memory=npu_memory,
+        asked_of=partial(_same, asked) if asked_of is None else asked_of,
     )
-    steps = Steps(verdict, asked).all()
-    return Verdict(**{**_fields(verdict), "steps": steps})
+
+
+def _same(asked: Asked) -> Asked:
+    return asked
 
 
 def verdict_for(
@@ -423,12 +438,8 @@ def verdict_for(
 ) -> Verdict:
     """An Analysis (and the fit check, optimize's number, the input search) → its Verdict;
     `declared` the figure when it is not the analysis's own (LiteRT's memory on a device)."""
-    from arenalens.analysis.placeholders import (  # noqa: PLC0415
-        placeholder_inputs,
-        resized_inputs,
-    )
+    from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
     from arenalens.declared import declared_arena  # noqa: PLC0415
-    from arenalens.image_inputs import image_inputs  # noqa: PLC0415
     from arenalens.vela import is_vela_compiled  # noqa: PLC0415
 
     model = analysis.model
@@ -439,12 +450,6 @@ def verdict_for(
         memory = npu_memory(model)
     build = analysis.budget.build
     npu = build.npu.name if build is not None and build.npu is not None else None
-    asked = replace(
-        asked,
-        image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
-        npu_uncompiled=npu if npu and memory is None else None,
-        resized=resized_inputs(model) if asked.input_shapes and analysis.runtime == "tflm" else (),
-    )
     if declared is None:
         declared = declared_arena(analysis) if fit is None else fit.declared
     return make_verdict(
@@ -453,6 +458,13 @@ def verdict_for(
         source=model.source,
         build=analysis.budget.build,
         asked=asked,
+        asked_of=partial(
+            _asked_of_model,
+            asked,
+            model,
+            runtime=analysis.runtime,
+            npu_uncompiled=npu if npu and memory is None else None,
+        ),
         fit=fit,
         optimized_bytes=optimized_bytes,
         search=search,
@@ -462,8 +474,20 @@ def verdict_for(
     )
 
 
-def _fields(verdict: Verdict) -> dict[str, Any]:
-    return {name: getattr(verdict, name) for name in Verdict.__dataclass_fields__}
+def _asked_of_model(
+    asked: Asked, model: Model, *, runtime: str, npu_uncompiled: str | None
+) -> Asked:
+    """What the user asked, with what the steps read of the model: its image inputs (--max-input
+    takes one), the NPU it runs without, the inputs given another size than the file's."""
+    from arenalens.analysis.placeholders import resized_inputs  # noqa: PLC0415
+    from arenalens.image_inputs import image_inputs  # noqa: PLC0415
+
+    return replace(
+        asked,
+        image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
+        npu_uncompiled=npu_uncompiled,
+        resized=resized_inputs(model) if asked.input_shapes and runtime == "tflm" else (),
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,7 +88,11 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     wheel_measured: set[str] = set()
     stand_ins: set[str] = set()
     estimates: dict[str, Estimate] = {}
-    by_operator = {(s.context.subgraph.index, s.context.operator.index): s for s in operators}
+    if len(operators) != sum(len(subgraph.operators) for subgraph in model.subgraphs):
+        raise ValueError("support needs one setup per operator, as operator_setups makes them")
+    # One setup per operator in model order (`operator_setups`): walked beside the operators
+    # (a dict by (subgraph, operator) would read four fields of each setup).
+    setups = iter(operators)
     standing_in: dict[str, bool] = {}  # by opcode: asked once per model, not per operator
     is_host = build.is_host
     for subgraph in model.subgraphs:
@@ -97,15 +101,19 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
         # shapes Prepare rewrote can be dynamic.
         positive = min(chain.from_iterable(map(_SHAPE, subgraph.tensors)), default=1) > 0
         for operator in subgraph.operators:
-            setup = by_operator[(subgraph.index, operator.index)]
+            setup = next(setups)
+            # The fields read here, unpacked at once (a NamedTuple field read by name costs a
+            # generic attribute lookup).
+            _, registered, rule, _, _, _, kinds, holds = setup
             # The usual operator: registered, its events hold no refusal, rewritten shape or
             # estimate, no intermediates, in a subgraph without a dim <= 0: nothing to find.
             # (Told from the event types the setup holds: asking for each view is a Python
             # call per operator.)
-            holds = setup.kinds if setup.holds is None else setup.holds
+            if holds is None:
+                holds = kinds
             plain = (
                 positive
-                and setup.registered
+                and registered
                 and holds is not None
                 and holds.isdisjoint(_NOTABLE_EVENTS)
                 and not operator.intermediates
@@ -114,10 +122,9 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
                 obstacles = _operator_obstacles(setup, positive)
                 if obstacles:
                     found.extend(obstacles)
-                if not setup.registered:
+                if not registered:
                     continue
             opcode = operator.opcode
-            rule = setup.rule
             if rule is None:
                 unmodelled.add(opcode)
                 continue
