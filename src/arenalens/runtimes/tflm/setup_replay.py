@@ -36,6 +36,7 @@ import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from math import gcd
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -238,30 +239,25 @@ def settle(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> S
     return walk.settled()
 
 
-class _ResidueGroup:
-    """Residues whose tail offset d currently agree: a shared running bound, and earlier ones."""
-
-    __slots__ = ("earlier", "shared")
-
-    def __init__(self, earlier: dict[int, int]) -> None:
-        self.earlier = earlier  # residue → bound (value - d) collected before joining
-        self.shared = -(1 << 62)  # bound collected since, for every residue of the group
-
-
 class ResidueWalk:
-    """`settle`'s walk, fed a sequence in parts (`take`), then `settled`: for each residue r, the
-    largest lower bound on the size and the tail; the head at the end.
+    """`settle`'s walk, fed a sequence in parts (`take`), then `settled`: for each residue r of
+    the size modulo 16, its tail offset and the largest lower bound on the size; the head at the
+    end.
 
-    When a part ends with every residue moving alike to the end (`aligned`: from the first
-    16-aligned tail allocation on), the walk's state is that `Lockstep`'s, and a caller may take
-    steps it never writes straight into it (`setup` takes the kernels' events so)."""
+    The residues are two lists of 16 (offsets, bounds), each step a comprehension over them: few
+    steps come here, as the walk hands the sequence to a `Lockstep` from the first tail
+    allocation on whose alignment divides the offsets' spacing. When a part ends with every
+    residue moving alike to the end (`aligned`: from the first 16-aligned tail allocation on),
+    the walk's state is that `Lockstep`'s, and a caller may take steps it never writes straight
+    into it (`setup` takes the kernels' events so)."""
 
     __slots__ = (
-        "groups",
+        "bounds",
         "head",
         "highest_end",
         "impossible",
         "lockstep",
+        "offsets",
         "planner_bytes_per_buffer",
         "temp",
         "temp_known",
@@ -269,11 +265,14 @@ class ResidueWalk:
 
     def __init__(self, planner_bytes_per_buffer: int) -> None:
         self.planner_bytes_per_buffer = planner_bytes_per_buffer
-        self.groups = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
+        # Residue r → its tail offset d (the tail is 16·k + d for a size 16·k + r) and its lower
+        # bound b (every check so far holds from n = b + r on).
+        self.offsets = list(range(16))
+        self.bounds = [NOTHING] * 16
         self.head = self.temp = 0
         self.impossible = False
-        # Temp and head checks bound every group by (their end - its offset): between two tail
-        # moves only the highest end matters, so it is kept here and given to the groups when
+        # Temp and head checks bound every residue by (their end - its offset): between two tail
+        # moves only the highest end matters, so it is kept here and given to the bounds when
         # the offsets are about to move (or at the end), not at every step.
         self.highest_end = NOTHING
         # The planner sets the temp end to the aligned tail, a position that depends on the
@@ -299,35 +298,37 @@ class ResidueWalk:
             if pending is None:
                 return
             self._leave_lockstep()
-        groups, head, temp = self.groups, self.head, self.temp
+        offsets, bounds, head, temp = self.offsets, self.bounds, self.head, self.temp
         impossible, temp_known = self.impossible, self.temp_known
         highest_end = self.highest_end
         nothing = NOTHING
-        persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
-        reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
         while True:
             step = pending if pending is not None else next(steps, None)
             pending = None
             if step is None:
                 break
             action = step.action
-            if action is persistent:
-                if highest_end != nothing:
-                    _bound_all(groups, highest_end)
+            if action is _PERSISTENT:
+                if highest_end != nothing:  # a check `tail >= highest_end`, for every residue
+                    bounds = _bounded(bounds, offsets, highest_end)
                     highest_end = nothing
-                groups = _move_tail(groups, step.nbytes, step.alignment, head)
+                # The tail moves down; the new tail must not fall below the head.
+                nbytes, alignment = step.nbytes, step.alignment
+                offsets = [(d - nbytes) // alignment * alignment for d in offsets]
+                bounds = _bounded(bounds, offsets, head)
                 if step.fails_at:
-                    _bound_above_failing_starts(groups, step.fails_at)
-                spacing = _spacing(groups)
+                    bounds = _above_failing_starts(offsets, bounds, step.fails_at)
+                spacing = _spacing(offsets)
                 if spacing > 1:
-                    # The groups move alike while the tail's alignments divide their spacing:
+                    # The residues move alike while the tail's alignments divide their spacing:
                     # from the first 16-aligned tail allocation on, to the end; before it, over
                     # the runs of smaller alignments (one per operator's options, the structs).
                     lockstep = Lockstep(
-                        groups,
+                        offsets,
+                        bounds,
                         head=head,
                         temp=temp,
-                        highest_end=highest_end,
+                        highest_end=nothing,
                         impossible=impossible,
                         temp_known=temp_known,
                         spacing=spacing,
@@ -336,41 +337,43 @@ class ResidueWalk:
                     if pending is None:  # the part ended in it: the state stays there
                         self.lockstep = lockstep
                         return
-                    groups, impossible = lockstep.groups(), lockstep.impossible
+                    offsets, bounds = lockstep.residues()
+                    impossible = lockstep.impossible
                     head, temp, temp_known = lockstep.head, lockstep.temp, lockstep.temp_known
-                    highest_end = nothing
-            elif action is temporary:
+            elif action is _TEMP:
                 temp = -(-temp // step.alignment) * step.alignment + step.nbytes
                 highest_end = max(highest_end, temp)
-            elif action is resize_head:
+            elif action is _HEAD:
                 highest_end = max(highest_end, step.nbytes)
                 head = temp = step.nbytes
                 temp_known = True
-            elif action is reset_temp:
+            elif action is _RESET_TEMP:
                 temp = head
                 temp_known = True
-            elif action is release_head:
+            elif action is _RELEASE_HEAD:
                 head = temp = 0
                 temp_known = True
-            elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
+            elif action is _PLANNER or action is _LINEAR_PLANNER:
                 temp_known = False
-                linear = action is Action.LINEAR_PLANNER
+                linear = action is _LINEAR_PLANNER
                 impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
                 start = _align_up(temp, ARENA_ALIGNMENT)
                 table = 0 if linear else step.nbytes * planner_bytes_per_buffer
                 # align_down(tail, 16) - start >= table: the tail's own misalignment is lost.
-                for offset, group in groups.items():
-                    group.shared = max(group.shared, start + table - offset + offset % 16)
+                bounds = [
+                    max(b, start + table - d + d % 16) for b, d in zip(bounds, offsets, strict=True)
+                ]
                 temp = start + table
-        self.groups, self.head, self.temp = groups, head, temp
+        self.offsets, self.bounds, self.head, self.temp = offsets, bounds, head, temp
         self.impossible, self.temp_known = impossible, temp_known
         self.highest_end = highest_end
 
     def _leave_lockstep(self) -> None:
-        """The lockstep's state back in the walk's groups."""
+        """The lockstep's state back in the walk's residues."""
         lockstep = self.lockstep
         assert lockstep is not None
-        self.groups, self.impossible = lockstep.groups(), lockstep.impossible
+        self.offsets, self.bounds = lockstep.residues()
+        self.impossible = lockstep.impossible
         self.head, self.temp, self.temp_known = lockstep.head, lockstep.temp, lockstep.temp_known
         self.highest_end = NOTHING
         self.lockstep = None
@@ -379,41 +382,43 @@ class ResidueWalk:
         """The smallest size from which every larger one fits, the head and the tails there."""
         if self.lockstep is not None:
             self._leave_lockstep()
-        groups = self.groups
+        offsets, bounds = self.offsets, self.bounds
         if self.highest_end != NOTHING:
-            _bound_all(groups, self.highest_end)
-            self.highest_end = NOTHING
-        impossible = self.impossible
-        tails = [0] * 16
-        firsts: list[int] = []
-        for offset, group in groups.items():
-            for residue, earlier in group.earlier.items():
-                tails[residue] = residue - offset
-                if not impossible:
-                    need = max(earlier, group.shared) + residue
-                    firsts.append(need + (residue - need) % 16)
-        if impossible:
+            bounds = _bounded(bounds, offsets, self.highest_end)
+        if self.impossible:
             raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
+        # Residue r fits from the first size n >= b + r with n = r (mod 16) on.
+        first = max(b + r + (-b) % 16 for r, b in enumerate(bounds))
         head = max(self.head, self.temp) if self.temp_known else None
-        return Settled(max(firsts) - 15, head, tuple(tails))
+        return Settled(first - 15, head, tuple(r - d for r, d in enumerate(offsets)))
 
 
-# No bound yet (lower than any): a highest end with nothing to give the groups.
+def _bounded(bounds: list[int], offsets: list[int], end: int) -> list[int]:
+    """A check `tail >= end` for every residue: n >= end - d + r."""
+    return [end - d if end - d > b else b for b, d in zip(bounds, offsets, strict=True)]
+
+
+# The actions, bound once (an enum member read through its class is a lookup each time).
+_PERSISTENT, _TEMP, _HEAD = Action.PERSISTENT, Action.TEMP, Action.HEAD
+_RESET_TEMP, _RELEASE_HEAD = Action.RESET_TEMP, Action.RELEASE_HEAD
+_PLANNER, _LINEAR_PLANNER = Action.PLANNER, Action.LINEAR_PLANNER
+
+
+# No bound yet (lower than any): a highest end with nothing to give the bounds.
 NOTHING = -(1 << 62)
 
 
 class Lockstep:
-    """`ResidueWalk` while every group's tail offset is congruent modulo a spacing s (a power
-    of two): a tail allocation whose alignment divides s moves all groups by the same amount
-    (they keep their distances c_g to a base offset b and never merge). With s = 16 that is every
-    allocation to the end of the sequence (every alignment divides 16); with a smaller s the walk
-    stops at the first step it cannot take alike (a larger alignment, failing starts or the
-    planner, whose bounds read the offsets modulo 16) and hands it back.
+    """`ResidueWalk` while every residue's tail offset is congruent modulo a spacing s (a power
+    of two): a tail allocation whose alignment divides s moves all residues by the same amount
+    (they keep their distances c_r to a base offset b). With s = 16 that is every allocation to
+    the end of the sequence (every alignment divides 16); with a smaller s the walk stops at the
+    first step it cannot take alike (a larger alignment, failing starts or the planner, whose
+    bounds read the offsets modulo 16) and hands it back.
 
-    Moving alike, and every bound `ResidueWalk`
-    gives a group, shifted by c_g, is one value for them all: a group's bound is
-    max(its bound on entry + c_g, the running maximum M) - c_g. The walk keeps b and M alone,
-    the same few operations per step whatever the number of groups.
+    Moving alike, every bound `ResidueWalk` gives a residue, shifted by c_r, is one value for them
+    all: a residue's bound is max(its bound on entry + c_r, the running maximum M) - c_r. The walk
+    keeps b and M alone, the same few operations per step whatever the residues.
 
     Its state is what a caller taking steps straight into it (`ResidueWalk.aligned`) updates, as
     `walk` does: `base` (b), `highest` (M), `head`, `temp`, `temp_known`. A temp end or head size
@@ -428,7 +433,6 @@ class Lockstep:
         "head",
         "highest",
         "impossible",
-        "members",
         "spacing",
         "temp",
         "temp_known",
@@ -436,7 +440,8 @@ class Lockstep:
 
     def __init__(
         self,
-        groups: dict[int, _ResidueGroup],
+        offsets: list[int],
+        bounds: list[int],
         *,
         head: int,
         temp: int,
@@ -445,27 +450,27 @@ class Lockstep:
         temp_known: bool,
         spacing: int,
     ) -> None:
+        """`offsets` and `bounds` by residue, as `ResidueWalk` keeps them."""
         self.spacing = spacing
-        self.base = min(groups)
-        self.members = list(groups.values())
-        self.distances = [offset - self.base for offset in groups]
-        self.entry = [g.shared + c for g, c in zip(self.members, self.distances, strict=True)]
+        self.base = base = min(offsets)
+        self.distances = distances = [offset - base for offset in offsets]
+        self.entry = [b + c for b, c in zip(bounds, distances, strict=True)]
         self.highest = NOTHING  # M
         self.head, self.temp, self.impossible = head, temp, impossible
         self.temp_known = temp_known
         if highest_end != NOTHING:
-            self.highest = highest_end - self.base
+            self.highest = highest_end - base
 
     def walk(self, steps: Iterator[Allocation], planner_bytes_per_buffer: int) -> Allocation | None:
         """The remaining steps (one loop, state in local variables: most of a sequence), up to
-        the first one the groups cannot take alike at this `spacing`: that step, not taken (None:
+        the first one the residues cannot take alike at this `spacing`: that step, not taken (None:
         the sequence ended)."""
         base, highest, head, temp = self.base, self.highest, self.head, self.temp
         temp_known = self.temp_known
         highest_end = nothing = NOTHING
-        persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
-        reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
-        planners = (Action.PLANNER, Action.LINEAR_PLANNER)
+        persistent, temporary, resize_head = _PERSISTENT, _TEMP, _HEAD
+        reset_temp, release_head = _RESET_TEMP, _RELEASE_HEAD
+        planners = (_PLANNER, _LINEAR_PLANNER)
         spacing = self.spacing
         partial = spacing < 16
         stopped: Allocation | None = None
@@ -508,9 +513,9 @@ class Lockstep:
             elif action is release_head:
                 head = temp = 0
                 temp_known = True
-            elif action is Action.PLANNER or action is Action.LINEAR_PLANNER:
+            elif action is _PLANNER or action is _LINEAR_PLANNER:
                 temp_known = False
-                linear = action is Action.LINEAR_PLANNER
+                linear = action is _LINEAR_PLANNER
                 self.impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
                 start = _align_up(temp, ARENA_ALIGNMENT)
                 table = 0 if linear else step.nbytes * planner_bytes_per_buffer
@@ -523,69 +528,34 @@ class Lockstep:
         self.temp_known = temp_known
         return stopped
 
-    def groups(self) -> dict[int, _ResidueGroup]:
-        """The groups at the end of the walk: their offsets and bounds, unshifted."""
-        found: dict[int, _ResidueGroup] = {}
-        for group, distance, entry in zip(self.members, self.distances, self.entry, strict=True):
-            group.shared = max(entry, self.highest) - distance
-            found[self.base + distance] = group
-        return found
+    def residues(self) -> tuple[list[int], list[int]]:
+        """Each residue's offset and bound at the end of the walk, unshifted."""
+        base, highest = self.base, self.highest
+        offsets = [base + distance for distance in self.distances]
+        bounds = [
+            (entry if entry > highest else highest) - distance
+            for entry, distance in zip(self.entry, self.distances, strict=True)
+        ]
+        return offsets, bounds
 
 
-def _spacing(groups: dict[int, _ResidueGroup]) -> int:
-    """The largest power of two up to 16 that divides every difference of the groups' offsets
-    (16 for one group)."""
-    base = min(groups)
-    spacing = 16
-    for offset in groups:
-        while (offset - base) % spacing:
-            spacing //= 2
-    return spacing
+def _spacing(offsets: list[int]) -> int:
+    """The largest power of two up to 16 that divides every difference of the offsets."""
+    base = offsets[0]
+    # The lowest set bit of their greatest common divisor (0: all equal).
+    common = gcd(*[offset - base for offset in offsets]) | 16
+    return common & -common
 
 
-def _bound_all(groups: dict[int, _ResidueGroup], start_relative: int) -> None:
-    """A check `tail >= start_relative` for every residue: n >= start_relative - d + r."""
-    for offset, group in groups.items():
-        bound = start_relative - offset
-        group.shared = max(group.shared, bound)
-
-
-def _bound_above_failing_starts(
-    groups: dict[int, _ResidueGroup], fails_at: tuple[tuple[int, int], ...]
-) -> None:
+def _above_failing_starts(
+    offsets: list[int], bounds: list[int], fails_at: tuple[tuple[int, int], ...]
+) -> list[int]:
     """The allocation just made (the tail, 16·k + d) must start above every failing start: the
-    highest failing k of each group is a lower bound n >= 16·(k + 1) + r."""
-    for offset, group in groups.items():
+    highest failing k of each residue is a lower bound n >= 16·(k + 1) + r."""
+    bounds = list(bounds)
+    for residue, offset in enumerate(offsets):
         for low, high in fails_at:
             highest = (high - offset) // 16
             if 16 * highest + offset >= low:
-                group.shared = max(group.shared, 16 * (highest + 1))
-
-
-def _move_tail(
-    groups: dict[int, _ResidueGroup], nbytes: int, alignment: int, head: int
-) -> dict[int, _ResidueGroup]:
-    """A persistent allocation: each group's tail offset moves down; groups that meet merge."""
-    moved: dict[int, _ResidueGroup] = {}
-    for offset, group in groups.items():
-        new_offset = offset - nbytes
-        new_offset -= new_offset % alignment
-        # The new tail must not fall below the head: n + new_offset - r >= head.
-        bound = head - new_offset
-        if bound > group.shared:  # noqa: PLR1730 - max() is a call, per group
-            group.shared = bound
-        target = moved.get(new_offset)
-        if target is None:
-            moved[new_offset] = group
-            continue
-        for merged in (target, group):  # fold running bounds into per-residue history
-            shared = merged.shared
-            if shared == NOTHING:  # nothing to fold (a target met again in this move)
-                continue
-            earlier = merged.earlier
-            for residue, value in earlier.items():
-                if shared > value:
-                    earlier[residue] = shared
-            merged.shared = NOTHING
-        target.earlier.update(group.earlier)
-    return moved
+                bounds[residue] = max(bounds[residue], 16 * (highest + 1))
+    return bounds
