@@ -220,7 +220,7 @@ def test_names_are_not_in_the_key_and_recalled_events_hold_the_own_tensors() -> 
             events = setup_memo.recalled(context, counted)
             plain = kernel_setups.kernel_events(context)
             assert (events.init, events.prepare) == (plain.init, plain.prepare)
-            temps = [e for e in events.prepare if type(e) is base.TempTensor]
+            temps = base.fetched_temps(events.prepare)
             assert temps and all(tensor is subgraph.tensors[tensor.index] for tensor in temps), (
                 operator.opcode
             )

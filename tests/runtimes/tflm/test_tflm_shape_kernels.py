@@ -16,7 +16,7 @@ from arenalens.runtimes.tflm.kernels import (
     slicing,
     variables,
 )
-from arenalens.runtimes.tflm.kernels.base import OutputShape, Persistent, TempTensor
+from arenalens.runtimes.tflm.kernels.base import OutputShape, Persistent, fetched_temps
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups, prepared_shapes
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.reader import parse_model
@@ -72,7 +72,7 @@ def test_concatenation_fetches_its_first_input_twice() -> None:
     inputs = [In((1, 2), "INT8", INT8_Q) for _ in range(3)]
     model = single_op(Op("CONCATENATION", inputs, [Out((3, 2), "INT8", INT8_Q)], {"axis": 0}))
     found = _setup(model)
-    fetched = [e.index for e in found.prepare if type(e) is TempTensor]
+    fetched = [tensor.index for tensor in fetched_temps(found.prepare)]
     assert fetched == [0, 3, 0, 1, 2]  # input 0, output, then every input again
     assert [e.nbytes for e in found.init if isinstance(e, Persistent)] == [80]
     assert [e.nbytes for e in _setup(model, DEVICE).init if isinstance(e, Persistent)] == [24]
@@ -87,7 +87,7 @@ def test_split_and_pack_fetch_only_what_their_prepare_reads() -> None:
             {"num_splits": 2},
         )
     )
-    assert [e.index for e in _setup(split).prepare if type(e) is TempTensor] == [0]
+    assert [tensor.index for tensor in fetched_temps(_setup(split).prepare)] == [0]
     pack = single_op(Op("PACK", [In((4,)), In((4,))], [Out((2, 4))], {"values_count": 2}))
     assert _setup(pack).prepare == ()
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
@@ -32,6 +32,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     TempBytes,
     TempTensor,
+    TempTensors,
 )
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
@@ -448,15 +449,17 @@ def _kernel_steps(
     steps, layout, temp_structs = writing.steps, writing.layout, writing.temp_structs
     label = ""  # written when a step needs it: most Prepare events are temp tensors
     for allocation in allocations:
-        if type(allocation) is TempTensor:  # events have no subclasses; most are temp tensors
+        kind = type(allocation)  # events have no subclasses; most are temp tensors
+        if kind is TempTensors or kind is TempTensor:
             # The same tensor always costs the same temp bytes: build its steps once.
-            tensor = allocation
-            cached = temp_structs.get(id(tensor))
-            if cached is None:
-                what = f"temp TfLiteTensor for tensor {tensor.index} '{tensor.name}'"
-                cached = _tensor_struct(tensor, layout, Action.TEMP, what, recorded=False)
-                temp_structs[id(tensor)] = cached
-            steps.extend(cached)
+            run = allocation if kind is TempTensors else (allocation,)
+            for tensor in cast(tuple[Tensor, ...], run):
+                cached = temp_structs.get(id(tensor))
+                if cached is None:
+                    what = f"temp TfLiteTensor for tensor {tensor.index} '{tensor.name}'"
+                    cached = _tensor_struct(tensor, layout, Action.TEMP, what, recorded=False)
+                    temp_structs[id(tensor)] = cached
+                steps.extend(cached)
             continue
         if not label:
             label = f"{phase} of {operator_label}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from arenalens.ir import Model
+from arenalens.ir import Model, Tensor
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
@@ -21,6 +21,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     TempBytes,
     TempTensor,
+    TempTensors,
 )
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup
 from arenalens.runtimes.tflm.setup import (
@@ -136,23 +137,27 @@ def _take_prepares(
     for events, resized in phases:
         for event in events:
             kind = type(event)
-            if kind is TempTensor:
-                # `_copied_channels`, inline: the parts of its struct and quantization copies.
-                quantization = event.quantization  # type: ignore[union-attr]
-                channels = (
-                    None
-                    if quantization is None or quantization.zero_point is None
-                    else quantization.channel_count
-                )
-                entry = parts_of.get(channels)
-                if entry is None:
-                    entry = parts_of[channels] = _run_of(struct_parts(layout, channels))
-                total, aligned, parts = entry
-                if aligned and not temp % aligned:
-                    temp += total
-                else:
-                    for _, nbytes, alignment in parts:
-                        temp = -(-temp // alignment) * alignment + nbytes
+            if kind is TempTensors or kind is TempTensor:
+                # `_after_temps`, inline: its call would cost about as much as the run's turn here
+                # (callgrind: VWW ~2K of ~5K per run); this is the check's walk, every run of
+                # every operator.
+                for tensor in event if kind is TempTensors else (event,):  # type: ignore[union-attr]
+                    quantization = tensor.quantization  # type: ignore[union-attr]
+                    channels = (
+                        None
+                        if quantization is None or quantization.zero_point is None
+                        else quantization.channel_count
+                    )
+                    entry = parts_of.get(channels)
+                    if entry is None:
+                        entry = parts_of[channels] = _run_of(struct_parts(layout, channels))
+                    total, aligned, parts = entry
+                    if aligned and not temp % aligned:
+                        temp += total
+                    else:
+                        for _, nbytes, alignment in parts:
+                            temp = -(-temp // alignment) * alignment + nbytes
+                # Temp only grows over a run: its end is the highest.
                 if temp > highest_end:  # noqa: PLR1730 - max() is a call, per event
                     highest_end = temp
             elif kind is Persistent:
@@ -180,6 +185,33 @@ def _take_prepares(
     lockstep.base, lockstep.highest, lockstep.head, lockstep.temp = base, highest, head, temp
     lockstep.temp_known = True
     return True
+
+
+def _after_temps(
+    tensors: Sequence[Tensor], temp: int, parts_of: dict[int | None, _Parts], layout: RuntimeLayout
+) -> int:
+    """The temp end after temp tensor views fetched from `temp` on, one after another: each a
+    TfLiteTensor struct and its quantization copies (`setup.struct_parts`; their `_run_of` in
+    `parts_of`, by channel count, filled as met). One call per run of them (`TempTensors`)."""
+    for tensor in tensors:
+        # `setup._copied_channels`, inline: a call per tensor would cost about as much as the
+        # rest of its turn here (this runs for every temp tensor of every operator, per check).
+        quantization = tensor.quantization
+        channels = (
+            None
+            if quantization is None or quantization.zero_point is None
+            else quantization.channel_count
+        )
+        entry = parts_of.get(channels)
+        if entry is None:
+            entry = parts_of[channels] = _run_of(struct_parts(layout, channels))
+        total, aligned, parts = entry
+        if aligned and not temp % aligned:
+            temp += total
+        else:
+            for _, nbytes, alignment in parts:
+                temp = -(-temp // alignment) * alignment + nbytes
+    return temp
 
 
 def _run_of(
@@ -281,11 +313,12 @@ class _Condensed:
         """
         temp, run_start, parts_of = self.temp, self.run_start, self.parts
         tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
-        behind, pointer = self.behind, self.layout.struct_alignment
+        behind, layout = self.behind, self.layout
+        pointer = layout.struct_alignment
         for events, head in phases:
             for event in events:
                 kind = type(event)
-                if kind is TempTensor or kind is TempBytes:
+                if kind is TempTensors or kind is TempTensor or kind is TempBytes:
                     if run_start < 0 or behind:
                         # The open tail run is written; the temp run starts, or goes on over it.
                         if tail_alignment:
@@ -296,26 +329,16 @@ class _Condensed:
                         if run_start < 0:
                             run_start = temp
                         behind = False
-                    if kind is not TempTensor:  # TempBytes (rare)
+                    if kind is TempBytes:  # (rare)
                         alignment = event.alignment  # type: ignore[union-attr]
                         temp = -(-temp // alignment) * alignment + event.nbytes  # type: ignore[union-attr]
                         continue
-                    # `_copied_channels`, inline: the parts of its struct and quantization copies.
-                    quantization = event.quantization  # type: ignore[union-attr]
-                    channels = (
-                        None
-                        if quantization is None or quantization.zero_point is None
-                        else quantization.channel_count
+                    temp = _after_temps(
+                        event if kind is TempTensors else (event,),  # type: ignore[arg-type]
+                        temp,
+                        parts_of,
+                        layout,
                     )
-                    entry = parts_of.get(channels)
-                    if entry is None:
-                        entry = self._parts_of(channels)
-                    total, aligned, parts = entry
-                    if aligned and not temp % aligned:
-                        temp += total
-                        continue
-                    for _, nbytes, alignment in parts:
-                        temp = -(-temp // alignment) * alignment + nbytes
                 elif kind is Persistent:
                     if event.written is not None:  # type: ignore[union-attr]
                         return False
@@ -354,11 +377,6 @@ class _Condensed:
         self.temp, self.run_start, self.behind = temp, run_start, behind
         self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
         return True
-
-    def _parts_of(self, channels: int | None) -> _Parts:
-        """A temp tensor's `_run_of(struct_parts)`, by the channels its quantization copies."""
-        entry = self.parts[channels] = _run_of(struct_parts(self.layout, channels))
-        return entry
 
     def temp_bytes(self, nbytes: int, alignment: int) -> None:
         """A temp allocation: the open temp run grows (over the open tail run, written)."""

@@ -87,9 +87,17 @@ class Persistent(NamedTuple):
 # A temp tensor view (`AllocateTempInputTensor` / `AllocateTempOutputTensor` /
 # `...IntermediateTensor`: a TfLiteTensor struct and its quantization copy in temp memory until
 # Prepare ends) is the fetched `Tensor` itself among a rule's events, not a record of its own:
-# most events are these (463 of mobilenet_v2's 653), a check reads only their quantization (what
-# the struct costs), and the setup sequence writes their messages when a report asks.
+# a check reads only its quantization (what the struct costs), and the setup sequence writes its
+# messages when a report asks.
 TempTensor = Tensor
+
+
+# Temp tensor views fetched one after another, nothing else allocated between them, are one
+# event: the plain tuple of the fetched tensors, in fetch order (no other event is an exact
+# tuple: the records are NamedTuples). Most events were temp tensors (463 of mobilenet_v2's 653:
+# a convolution fetches 7, in two runs), and every stage that walks the events pays per event;
+# `temp_tensors`, `temps` and `inputs_then_outputs` make runs. (`type(event) is TempTensors`.)
+TempTensors: type[tuple[Tensor, ...]] = tuple
 
 # The kernels' other frequent events from a tuple of all their fields in one C call (a
 # NamedTuple's own constructor is a Python function): every convolution's setup makes two
@@ -98,8 +106,24 @@ new_persistent = partial(tuple.__new__, Persistent)  # from (nbytes, what, writt
 
 
 def temp_tensors(*tensors: Tensor | None) -> list[Event]:
-    """A temp tensor view of each tensor given, in order, skipping absent (None) ones."""
-    return [tensor for tensor in tensors if tensor is not None]
+    """A temp tensor view of each tensor given, in order, skipping absent (None) ones: one run
+    (`TempTensors`; none when every one is absent)."""
+    # (By identity: `None in tensors` would compare the memo's watched views, a noted read.)
+    present = [tensor for tensor in tensors if tensor is not None]
+    if len(present) == len(tensors):
+        return [tensors]  # type: ignore[list-item]  # (none is None)
+    return [tuple(present)] if present else []
+
+
+def fetched_temps(events: Iterable[Event]) -> list[Tensor]:
+    """The tensors a phase's events fetch as temp views, in fetch order (single or in runs)."""
+    found: list[Tensor] = []
+    for event in events:
+        if type(event) is TempTensors:
+            found.extend(event)
+        elif type(event) is TempTensor:
+            found.append(event)
+    return found
 
 
 class TempBytes(NamedTuple):
@@ -165,6 +189,7 @@ class Estimate:
 Event = (
     Persistent
     | TempTensor  # the Tensor itself
+    | tuple[Tensor, ...]  # TempTensors
     | TempBytes
     | Scratch
     | OutputShape
@@ -321,23 +346,27 @@ BUILD_ONLY_INITS: set[RuleFunction] = {no_events}
 
 
 def inputs_then_outputs(context: KernelContext) -> Events:
-    """The common Prepare: a temp tensor for every present input, then every output."""
+    """The common Prepare: a temp tensor for every present input, then every output (one run)."""
     tensors = context.subgraph.tensors
     operator = context.operator
-    return [tensors[index] for index in (*operator.inputs, *operator.outputs) if index >= 0]
+    fetched = tuple(
+        [tensors[index] for index in (*operator.inputs, *operator.outputs) if index >= 0]
+    )
+    return [fetched] if fetched else []
 
 
 def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
-    """Temp tensors for ("in" | "out", position) slots, in order, skipping omitted ones."""
+    """Temp tensors for ("in" | "out", position) slots, in order, skipping omitted ones: one
+    `TempTensors` run (none when every one is omitted)."""
     # `KernelContext.input` / `output` inlined: every kernel rule calls this, per operator.
     inputs, outputs = context.operator.inputs, context.operator.outputs
     tensors = context.subgraph.tensors
-    found: list[Event] = []
+    found: list[Tensor] = []
     for role, position in slots:
         indices = inputs if role == "in" else outputs
         if position < len(indices) and indices[position] >= 0:
             found.append(tensors[indices[position]])
-    return found
+    return [tuple(found)] if found else []
 
 
 def default_resolver_method(opcode: str) -> str:

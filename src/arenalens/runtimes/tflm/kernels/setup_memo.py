@@ -10,7 +10,7 @@ every field of the `Operator` but the two that place it in the file (`_PLACING`)
 operand `Tensor` the fields a rule reads (`RULE_FIELDS`: shape, type, data, state, kind and
 quantization summary), not the ones that name it or say how the file wrote it (index, name,
 shape signature, buffer, ...): so a tensor's name never has to be read for the key. Events that
-hold a tensor (`TempTensor`) are bound again to the operator's own tensors when recalled.
+hold tensors (`TempTensor`, `TempTensors`) are bound again to the operator's own when recalled.
 
 Whether a rule kept to that is not assumed: the first time, it runs against watched views of the
 model, the subgraph, the operator and its tensors (`_Watch`), which answer exactly as the real
@@ -233,6 +233,10 @@ def _bound(events: KernelEvents, tensors: tuple[Tensor, ...]) -> KernelEvents:
 
 def _bind(event: base.Event, tensors: tuple[Tensor, ...]) -> base.Event:
     kind = type(event)
+    if kind is base.TempTensors:
+        # A run of them: each bound (its items are tuples: a view's index read unnoted).
+        run = cast(tuple[Tensor, ...], event)
+        return tuple([tensors[cast(int, tuple.__getitem__(item, 0))] for item in run])
     if kind is not base.TempTensor and kind is not _TensorViewClass:
         return event
     index = cast(int, tuple.__getitem__(cast(Tensor, event), 0))  # a view's index, unnoted
@@ -385,8 +389,8 @@ def _tensor_view_class() -> type:
 
 
 _TensorViewClass = _tensor_view_class()
-# What a temp tensor event is: a tensor, or on a watched run its view.
-_TEMP_TYPES = frozenset({base.TempTensor, _TensorViewClass})
+# What a temp tensor event is: a tensor, or on a watched run its view; or a run of them.
+_TEMP_TYPES = frozenset({base.TempTensor, _TensorViewClass, base.TempTensors})
 
 
 def _tensor_view(tensor: Tensor, watch: _Watch) -> Tensor:

@@ -234,8 +234,8 @@ def _checked(
             temps = True
             continue
         kinds.add(kind)
-        if kind in _SIZED and event[0] < 0:  # type: ignore[index]
-            context.checked_size(event[0], _size_name(event))  # type: ignore[index]
+        if kind in _SIZED and event[0] < 0:  # type: ignore[index, operator]
+            context.checked_size(event[0], _size_name(event))  # type: ignore[index, arg-type]
     if temps:
         kinds.add(_TEMP_TENSOR)
     if _SCRATCH_NUMBER in kinds:
