@@ -87,3 +87,36 @@ def test_held_out_models_get_the_wheels_verdict() -> None:
     for name, data in cases.items():
         expected = {delegate: all(runs) for delegate, runs in measured["cases"][name].items()}
         assert _verdicts(data) == expected, name
+
+
+# control_flow_variables held-out models (tests/litert_heap_measure.held_out_model) whose IF in
+# the WHILE body compares the loop count with the constant the cond does (`count < 1` in `count
+# < 1`: the else branch never runs) → whether the builtin kernels run them on every count.
+GUARDED = {121797: True, 120102: True, 120119: True, 120144: True, 120265: False}
+
+
+@pytest.mark.parametrize("seed", sorted(GUARDED))
+def test_a_branch_the_loop_condition_rules_out_is_not_walked(seed: int) -> None:
+    """Seed 1300201 flow 142 (`python -m flows --replay 142 --seed 1300201 --family stateful
+    --wide`): control_flow_variables seed 121797 reads 't' first in the else branch of an IF
+    on `count < 1` inside a WHILE on `count < 1`; check and report called it CANNOT RUN ("on the
+    inputs for which ... IF operator 2 takes its else branch"), which no count gives: the real
+    interpreter runs it on every count. A branch the loop's condition rules out is not walked;
+    seed 120265 reads first where a count does run (count 1: the wheel fails there).
+    Of 300 held-out seeds (120000-120299), 23 changed, every one as the wheel runs them."""
+    from tests.litert_heap_measure import held_out_model
+
+    data = held_out_model("control_flow_variables", seed)
+    assert _verdicts(data) == {"none": GUARDED[seed], "xnnpack": True}
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("seed", sorted(GUARDED))
+def test_the_wheel_runs_the_ruled_out_branch_models_on_every_count(seed: int) -> None:
+    pytest.importorskip("ai_edge_litert.interpreter")
+    from tests.litert_control_flow_cases import HELD_OUT_COUNTS
+    from tests.litert_heap_measure import held_out_model
+
+    data = held_out_model("control_flow_variables", seed)
+    runs = [wheel_runs(data, "none", count) for count in HELD_OUT_COUNTS]
+    assert all(runs) == GUARDED[seed], runs

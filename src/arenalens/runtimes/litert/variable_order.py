@@ -26,6 +26,14 @@ or WHILE body runs or the assigning ones do not (`UnwrittenRead.when`, `maybe_ma
 on the 2.3.0 wheel with each input (tests/litert_control_flow_cases.py). A subgraph reached
 again is not walked again (its assignments count as before); a resource given otherwise than by
 a VAR_HANDLE of the same subgraph is not judged, and an assignment to one stops the judging.
+
+* A WHILE's body runs only on loop values its cond gave true for (while.cc: cond, then the body
+  on the same values). When the cond is one comparison of a loop value with an integer constant
+  (`count < 1`), an IF in the body whose condition compares the same loop value, as the body
+  took it, with a constant takes one branch only where the cond's range decides it (`count < 1`
+  inside `count < 1`: always then): the branch no loop value takes is not walked (seed 1300201
+  flow 142: a read in that else branch was called a failure no input gives). Only for a body no
+  other operator calls (a subgraph is walked once, so its guard must hold wherever it runs).
 """
 
 from __future__ import annotations
@@ -95,10 +103,16 @@ class _Walk:
         self.found: list[UnwrittenRead] = []
 
     def run(
-        self, subgraph: Subgraph, made: _Made, when: tuple[str, ...], *, judged: bool = True
+        self,
+        subgraph: Subgraph,
+        made: _Made,
+        when: tuple[str, ...],
+        *,
+        judged: bool = True,
+        guard: _Guard | None = None,
     ) -> _Made:
         """Walk `subgraph` with `made` made before it, on the path `when`: what is made after
-        (its reads are judged unless `judged` is False)."""
+        (its reads are judged unless `judged` is False; `guard`: what its inputs satisfy)."""
         if subgraph.index in self.walked:  # again (or recursively): its assignments as before
             own = self.walked[subgraph.index]
             return made if own is None else _Made(made.surely | own.surely, made.maybe | own.maybe)
@@ -138,7 +152,8 @@ class _Walk:
                     operator.index,
                     _Made(frozenset(surely), frozenset(maybe)),
                     when,
-                    judged,
+                    judged=judged,
+                    guard=guard,
                 )
                 surely, maybe = set(after.surely), set(after.maybe)
         made = _Made(frozenset(surely), frozenset(maybe))
@@ -148,7 +163,14 @@ class _Walk:
         return made
 
     def _control_flow(
-        self, subgraph: Subgraph, index: int, made: _Made, when: tuple[str, ...], judged: bool
+        self,
+        subgraph: Subgraph,
+        index: int,
+        made: _Made,
+        when: tuple[str, ...],
+        *,
+        judged: bool,
+        guard: _Guard | None = None,
     ) -> _Made:
         """The subgraphs one operator runs at its node (call_once.cc, if.cc, while.cc); another
         operator's subgraphs are not judged and their assignments count as made."""
@@ -162,7 +184,8 @@ class _Walk:
         ]
         where = f"{opcode} operator {index} of subgraph {subgraph.index}"
         if opcode == "IF" and len(called) == 2:
-            then, otherwise = (
+            taken = _branch_taken(self.model, subgraph, operator.inputs, guard)
+            runs = [
                 self.run(
                     branch,
                     made,
@@ -170,13 +193,18 @@ class _Walk:
                     judged=judged,
                 )
                 for branch, name in zip(called, ("then", "else"), strict=True)
+                if taken in (None, name)
+            ]
+            return _Made(
+                frozenset.intersection(*(run.surely for run in runs)),
+                frozenset.union(*(run.maybe for run in runs)),
             )
-            return _Made(then.surely & otherwise.surely, then.maybe | otherwise.maybe)
         if opcode == "WHILE" and len(called) == 2:
             cond, body = called
             made = self.run(cond, made, when, judged=judged)
             path = (*when, f"{where} runs its body (subgraph {body.index})")
-            return _Made(made.surely, self.run(body, made, path, judged=judged).maybe)
+            inner = _loop_guard(self.model, cond) if self._called_once(body.index) else None
+            return _Made(made.surely, self.run(body, made, path, judged=judged, guard=inner).maybe)
         for callee in called:
             if opcode == "CALL_ONCE":  # its init subgraph runs at its node on the first invoke
                 made = self.run(callee, made, when, judged=judged)
@@ -184,6 +212,110 @@ class _Walk:
                 after = self.run(callee, made, when, judged=False)
                 made = _Made(made.surely | after.maybe, after.maybe)
         return made
+
+    def _called_once(self, index: int) -> bool:
+        """Whether one control-flow field of one operator in the model names subgraph `index`."""
+        return (
+            sum(
+                _indices(operator.options, field).count(index)
+                for subgraph in self.model.subgraphs
+                for operator in subgraph.operators
+                for field in CONTROL_FLOW_OPTION_FIELDS.get(operator.opcode, ())
+            )
+            == 1
+        )
+
+
+# A comparison of an integer value with a constant, as the range of values it gives true for:
+# (lowest, highest), None for unbounded; the constant on the left reads the other way round.
+_COMPARISONS = {"LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL"}
+_FLIPPED = {"LESS": "GREATER", "LESS_EQUAL": "GREATER_EQUAL", "GREATER": "LESS"}
+_FLIPPED |= {"GREATER_EQUAL": "LESS_EQUAL", "EQUAL": "EQUAL"}
+Range = tuple[int | None, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Guard:
+    """Inside a WHILE body: its input `position` (a loop value) lies in `values`."""
+
+    position: int
+    values: Range
+
+
+def _true_range(opcode: str, constant: int) -> Range:
+    return {
+        "LESS": (None, constant - 1),
+        "LESS_EQUAL": (None, constant),
+        "GREATER": (constant + 1, None),
+        "GREATER_EQUAL": (constant, None),
+        "EQUAL": (constant, constant),
+    }[opcode]
+
+
+def _compared_input(model: Model, subgraph: Subgraph, tensor: int) -> tuple[int, Range] | None:
+    """The tensor as made by one comparison of one of the subgraph's inputs (an integer, one
+    value) with an integer constant: (that input's position, the range giving true)."""
+    producers = [op for op in subgraph.operators if tensor in op.outputs]
+    if len(producers) != 1 or producers[0].opcode not in _COMPARISONS:
+        return None
+    operator = producers[0]
+    if len(operator.inputs) != 2 or min(operator.inputs) < 0:
+        return None
+    for side, opcode in ((0, operator.opcode), (1, _FLIPPED[operator.opcode])):
+        value, other = operator.inputs[side], operator.inputs[1 - side]
+        constant = _one_integer(model, subgraph, other)
+        if constant is None or value not in subgraph.inputs:
+            continue
+        if subgraph.tensors[value].dtype.name not in _INTEGERS:
+            return None
+        return subgraph.inputs.index(value), _true_range(opcode, constant)
+    return None
+
+
+_INTEGERS = {"INT8", "UINT8", "INT16", "INT32", "INT64"}
+
+
+def _one_integer(model: Model, subgraph: Subgraph, index: int) -> int | None:
+    """A constant int32 / int64 tensor's one value (None for anything else)."""
+    tensor = subgraph.tensors[index]
+    if not tensor.has_data or tensor.element_count != 1:
+        return None
+    width = {"INT32": 4, "INT64": 8}.get(tensor.dtype.name)
+    raw = model.buffer_bytes(tensor.buffer) if width else b""
+    if width is None or len(raw) != width:
+        return None
+    return int.from_bytes(raw, "little", signed=True)
+
+
+def _loop_guard(model: Model, cond: Subgraph) -> _Guard | None:
+    """What a WHILE body's inputs satisfy when its cond is one comparison of a loop value with a
+    constant (the body takes the loop values in the cond's order)."""
+    if len(cond.outputs) != 1 or cond.outputs[0] < 0:
+        return None
+    compared = _compared_input(model, cond, cond.outputs[0])
+    return None if compared is None else _Guard(*compared)
+
+
+def _branch_taken(
+    model: Model, subgraph: Subgraph, inputs: tuple[int, ...], guard: _Guard | None
+) -> str | None:
+    """'then' or 'else' when the guard decides an IF's condition for every value it allows,
+    else None (both may run)."""
+    if guard is None or not inputs or inputs[0] < 0:
+        return None
+    compared = _compared_input(model, subgraph, inputs[0])
+    if compared is None or compared[0] != guard.position:
+        return None
+    (low, high), (true_low, true_high) = guard.values, compared[1]
+    inside = (true_low is None or (low is not None and low >= true_low)) and (
+        true_high is None or (high is not None and high <= true_high)
+    )
+    if inside:
+        return "then"
+    disjoint = (true_low is not None and high is not None and high < true_low) or (
+        true_high is not None and low is not None and low > true_high
+    )
+    return "else" if disjoint else None
 
 
 def _indices(options: object, field: str) -> tuple[int, ...]:
