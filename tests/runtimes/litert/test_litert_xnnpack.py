@@ -25,6 +25,7 @@ from arenalens.runtimes.litert import (
     heap_xnnpack,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_planner,
     xnnpack_variables,
     xnnpack_workspace,
 )
@@ -172,7 +173,7 @@ def test_plan_records_places_largest_first_in_the_smallest_gap() -> None:
     # 128 (nodes 1-3) meets both: after them, at 256; 64 (node 2) meets 192 and 128 and
     # fits the 64-byte gap between them, at 192. The arena ends with 128, at 384.
     records = [(256, 0, 1), (128, 1, 3), (64, 2, 2), (192, 2, 3)]
-    assert xnnpack_workspace.plan_records(records) == 384
+    assert xnnpack_planner.plan_records(records) == 384
 
 
 # The XNNPACK heap's bounds: where they leave the figure above 1.2× the wheel's, and why.

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arenalens.runtimes.litert import xnnpack_workspace
+from arenalens.runtimes.litert import xnnpack_planner, xnnpack_workspace
 from arenalens.runtimes.litert.xnnpack_workspace import _CLAMPING, _Node
 
 KINDS = ("clamp", "clamp", "clamp", "CONV_2D", "FULLY_CONNECTED", "MAX_POOL_2D", "binary", "copy")
@@ -76,9 +76,9 @@ def _plan_records_against_every_placed_record(records: list[tuple[int, int, int]
         live = sorted(
             (offsets[other], offsets[other] + records[other][0])
             for other in order[:position]
-            if xnnpack_workspace._overlap(records[index], records[other])
+            if xnnpack_planner._overlap(records[index], records[other])
         )
-        offsets[index] = xnnpack_workspace._smallest_gap(live, records[index][0])
+        offsets[index] = xnnpack_planner._smallest_gap(live, records[index][0])
         arena = max(arena, offsets[index] + records[index][0])
     return arena
 
@@ -104,7 +104,7 @@ def test_placing_against_nearby_records_equals_placing_against_all(
     """plan_records finds the placed records a value's life overlaps by where they start (the
     short ones) instead of testing every placed record: the same arena, and the planner took
     2.3x per doubling of a chain before."""
-    assert xnnpack_workspace.plan_records(records) == _plan_records_against_every_placed_record(
+    assert xnnpack_planner.plan_records(records) == _plan_records_against_every_placed_record(
         records
     )
 

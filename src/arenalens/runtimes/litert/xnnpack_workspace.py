@@ -12,13 +12,12 @@ Every value internal to the subset is one usage record of `round_up(round_up(byt
 bytes live from its first to its last node; an element-wise, copy or softmax node's output
 takes its first input's record when both are internal, each has one consumer and their sizes
 are equal. Records are placed largest first at the smallest gap that fits among those whose
-node ranges overlap; the workspace is the end of the highest record plus 2 × 16 bytes, one
-64-aligned block shared by the delegate's runtimes (the largest plan).
+node ranges overlap (xnnpack_planner); the workspace is the end of the highest record plus
+2 × 16 bytes, one 64-aligned block shared by the delegate's runtimes (the largest plan).
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,6 +44,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     hybrid_lhs_bytes,
     round_up,
 )
+from arenalens.runtimes.litert.xnnpack_planner import MemoryPlan, plan_records
 
 XNN_EXTRA_QUANTIZATION_PARAMS = 15  # include/xnnpack.h: qparams read past the last row
 QUANTIZATION_PARAMS_BYTES = 8  # struct xnn_quantization_params: zero point and scale
@@ -184,8 +184,21 @@ def subset_workspace(
     plan's end plus 2 × XNN_EXTRA_BYTES (`initialize_workspace_values`)."""
     boundary = set(subset.inputs) | set(subset.outputs)
     nodes = _nodes(subgraph, subset.operators, boundary, model, tiles=tiles)
-    planned = _plan_nodes(subgraph, nodes, boundary, threads, tiles)
+    planned = _plan_nodes(subgraph, nodes, boundary, threads, tiles).arena
     return planned + 2 * XNN_EXTRA_BYTES if planned else 0
+
+
+def subset_plan(
+    subgraph: Subgraph,
+    subset: NodeSubset,
+    model: Model | None = None,
+    threads: int = 1,
+    tiles: XnnpackTiles = HOST_TILES,
+) -> MemoryPlan:
+    """One delegate kernel's memory plan (xnn_plan_memory), for its planner's scratch."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    nodes = _nodes(subgraph, subset.operators, boundary, model, tiles=tiles)
+    return _plan_nodes(subgraph, nodes, boundary, threads, tiles)
 
 
 def rows_estimate(model: Model, isa: IsaProfile) -> str:
@@ -657,7 +670,7 @@ def _plan_nodes(
     boundary: set[int],
     threads: int = 1,
     tiles: XnnpackTiles = HOST_TILES,
-) -> int:
+) -> MemoryPlan:
     consumers = _consumers(nodes, boundary)
     raw: dict[int, int] = {}
     first: dict[int, int] = {}
@@ -735,65 +748,20 @@ def _plan_nodes(
             if size:
                 rounded = round_up(round_up(size, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
                 records.append((rounded, position, position))
-    return plan_records(records)
-
-
-def plan_records(records: Sequence[tuple[int, int, int]]) -> int:
-    """xnn_plan_value_allocation_tracker: (bytes, first node, last node) → arena bytes.
-    Largest first (ties keep their value order), each at the smallest gap that fits among the
-    records already placed whose node ranges overlap it, else after the highest."""
-    order = sorted(range(len(records)), key=lambda i: -records[i][0])
-    offsets: dict[int, int] = {}
-    arena = 0
-    # The records placed so far, found without looking at each one (a 20,000-node chain would
-    # be quadratic): a short one (fewer than _SHORT_RANGE nodes) by the node it starts at, since
-    # one that overlaps [first, last] starts in [first - _SHORT_RANGE, last]; the rest in a list.
-    short_by_start: dict[int, list[int]] = {}
-    long: list[int] = []
-    for index in order:
-        size, first, last = records[index]
-        live = [
-            (offsets[other], offsets[other] + records[other][0])
-            for other in long
-            if _overlap(records[index], records[other])
-        ]
-        for start in range(first - _SHORT_RANGE, last + 1):
-            for other in short_by_start.get(start, ()):
-                if records[other][2] >= first:
-                    live.append((offsets[other], offsets[other] + records[other][0]))
-        live.sort()
-        offsets[index] = _smallest_gap(live, size)
-        arena = max(arena, offsets[index] + size)
-        if 0 <= last - first < _SHORT_RANGE:
-            short_by_start.setdefault(first, []).append(index)
-        else:
-            long.append(index)
-    return arena
-
-
-_SHORT_RANGE = 16  # nodes: most values live a few nodes; a longer one is checked directly
-
-
-def _overlap(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
-    if a[1] < b[1]:
-        return a[2] >= b[1]
-    return b[2] >= a[1]
-
-
-def _smallest_gap(live: Sequence[tuple[int, int]], size: int) -> int:
-    if not live:
-        return 0
-    merged = [list(live[0])]
-    for start, end in live[1:]:
-        if start > merged[-1][1]:
-            merged.append([start, end])
-        elif end > merged[-1][1]:
-            merged[-1][1] = end
-    offset, best = merged[-1][1], None
-    if merged[0][0] >= size:
-        offset, best = 0, merged[0][0]
-    for before, after in itertools.pairwise(merged):
-        gap = after[0] - before[1]
-        if gap >= size and (best is None or gap < best):
-            offset, best = before[1], gap
-    return offset
+    count = len(subgraph.tensors)
+    internal = [
+        tensor
+        for tensor in raw
+        if tensor >= count
+        or not (
+            subgraph.tensors[tensor].has_data
+            or tensor in boundary
+            or subgraph.tensors[tensor].dtype.name == "RESOURCE"
+        )
+    ]
+    return MemoryPlan(
+        plan_records(records),
+        len(records),
+        min((tensor for tensor in internal if tensor < count), default=None),
+        any(tensor >= count for tensor in internal),
+    )
