@@ -166,6 +166,21 @@ def test_cannot_run_is_confirmed_only_where_the_runtime_refuses(wheel: Wheel) ->
     ]
 
 
+def test_a_cannot_run_the_ndebug_wheel_overruns_silently_is_noted_not_wrong(wheel: Wheel) -> None:
+    """Seed 1300301 flow 23 (`python -m flows --replay 23 --seed 1300301 --family stateful
+    --wide --builds`): a READ_VARIABLE copying a 256 B variable into a 4 B output is CANNOT RUN
+    on TFLM (memory corruption on NDEBUG builds); the wheel, one of those, returned at a roomy
+    arena and the judge called the refusal wrong. Such a refusal is noted; one of another kind
+    the wheel runs stays wrong."""
+    from tests.test_flow_refusals import _variable_read_model
+
+    overrun = _variable_read_model([1, 16])
+    judge = Judge(overrun, wheel=wheel)
+    judge.cannot_run("overrun", overrun, (), HOST_BUILD)
+    ((kind, outcome, detail),) = [(c.kind, c.outcome, c.detail) for c in judge.claims]
+    assert (kind, outcome) == ("cannot-run", NOTED) and "memory corruption" in detail
+
+
 def test_a_small_file_of_large_activations_is_run_in_an_arena_it_fits(wheel: Wheel) -> None:
     """The judge's roomy arena was 64 times the file, at least 16 MiB: LiteRT's 1 KB ELU test
     model needs 23.9 MB (held-out scan of the upstream models: check FITS 23,888,888 B, the
