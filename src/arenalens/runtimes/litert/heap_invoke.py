@@ -216,8 +216,10 @@ def _first_invoke(
         model.subgraphs[prepared.index], prepared, variables, estimated, arena_block, created=made
     )
     # A delegate kernel the re-plan prepares holds its memory planner's scratch, counted at a
-    # bound (heap_xnnpack_reshape): the peak is then an upper bound.
-    reshaped = variable_replay.replan is not None and bool(variable_replay.replan.later_kernels)
+    # bound where a node-added value is the first it plans (heap_xnnpack_reshape): the peak is
+    # then an upper bound.
+    later = variable_replay.replan.later_kernels if variable_replay.replan is not None else ()
+    reshaped = any(not variable_replay.plan.reshapes[k].scratch_exact for k in later)
     bounded = reshaped
     for node in prepared.nodes:
         opcode = node.opcode

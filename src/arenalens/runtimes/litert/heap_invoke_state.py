@@ -42,7 +42,7 @@ class FirstInvoke:
     # A block of 128 KiB-32 MiB live at the end / at the peak (glibc.counted_mmapped).
     mmapped_kept: bool = False
     mmapped_peak: bool = False
-    # A delegate kernel prepared at the re-plan: its planner's scratch at a bound (peak).
+    # A delegate kernel prepared at the re-plan whose planner scratch is counted at a bound.
     reshaped_at_replan: bool = False
 
     @property

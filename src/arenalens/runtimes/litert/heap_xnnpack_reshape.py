@@ -10,9 +10,15 @@ In order (the 2.3.0 wheel's trace of var11_1101 under XNNPACK, its second and th
 1. `xnn_init_value_allocation_tracker`: one usage record (32 B) per runtime value and per
    operator, held until the plan is done;
 2. `xnn_plan_value_allocation_tracker`: a pointer (8 B) per id from the first value it plans
-   to the last operator, and a live block (16 B) per record of nonzero size, both freed before
-   the workspace is made. Counted at the runtime's values and operators less the kernel's
-   externals (which take the lowest ids) each: an upper bound of this moment, the only one;
+   to the last operator (every operator's workspace id is tracked, sized or not: the runtime's
+   values and operators less the first planned id), and a live block (16 B) per record of
+   nonzero size (a `malloc(0)` when none), both freed before the workspace is made. The ids
+   are the delegate's (Subgraph::Create): `xnn_create_subgraph` reserves one id per tensor the
+   kernel defines, the externals take the lowest in tensor order, the other tensors new ones
+   after the reserved ids in tensor order, then the values its nodes add. Exact where the first
+   workspace value is one of the kernel's tensors, or where there is none (the first
+   operator's workspace id); where it is a value the nodes add, counted from the first such id
+   possible: an upper bound of this moment, the only one (`KernelReshape.scratch_exact`);
 3. `initialize_workspace_values`: where the plan's end plus 2 × XNN_EXTRA_BYTES exceeds the
    delegate's shared workspace, a new 64-aligned block is taken, then the old one freed;
 4. the tracker freed; each output's dims made anew by ResizeTensor, the old array freed.
@@ -36,8 +42,13 @@ from arenalens.runtimes.litert import glibc, xnnpack_packing
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
-from arenalens.runtimes.litert.xnnpack_objects import reshape_bytes, runtime_counts
-from arenalens.runtimes.litert.xnnpack_workspace import subset_workspace
+from arenalens.runtimes.litert.xnnpack_objects import (
+    external_tensors,
+    kernel_tensors,
+    reshape_bytes,
+    runtime_counts,
+)
+from arenalens.runtimes.litert.xnnpack_workspace import subset_plan, subset_workspace
 
 USAGE_RECORD_BYTES = 32  # struct xnn_usage_record
 SORTED_USAGE_BYTES = 8  # a pointer per planned id
@@ -49,21 +60,26 @@ _CONVOLUTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D")
 class KernelReshape:
     """One delegate kernel's first reshape: its plan's workspace request (the largest over the
     ISA's configurations; 0: nothing to plan), its runtime's values and operators, the ids its
-    planner may sort (a bound), its outputs' ranks, and whether nothing else is made then."""
+    planner sorts and the records it places (the module's step 2), its outputs' ranks, whether
+    nothing else is made then, and whether the ids are exact (else an upper bound)."""
 
     workspace: int
     records: int
     planned: int
+    placed: int
     output_ranks: tuple[int, ...]
     replayed: bool
+    scratch_exact: bool = True
 
     def steps(self, workspace: int) -> tuple[tuple[int, ...], int]:
         """(usable-byte steps: positive taken, negative freed; the shared workspace's request
         after it) of its Prepare on a workspace of `workspace` bytes (the module's steps)."""
         usage = glibc.usable(USAGE_RECORD_BYTES * self.records)
         sorted_usage = glibc.usable(SORTED_USAGE_BYTES * self.planned)
-        blocks = glibc.usable(MEMORY_BLOCK_BYTES * self.planned)
-        steps = [usage, sorted_usage, blocks, -sorted_usage, -blocks]
+        steps = [usage]
+        if self.planned:  # else nothing to plan: no scratch
+            blocks = glibc.usable(MEMORY_BLOCK_BYTES * self.placed)
+            steps += [sorted_usage, blocks, -sorted_usage, -blocks]
         if self.workspace > workspace:
             steps += [xnnpack_packing.aligned_block(self.workspace)]
             steps += [-xnnpack_packing.aligned_block(workspace)]
@@ -87,18 +103,39 @@ def kernel_reshapes(
     found = {}
     for index, subset in zip(kernels, subsets, strict=True):
         nodes, values = runtime_counts(subgraph, subset, model)
-        externals = len(subset.outputs) + sum(
-            1 for tensor in subset.inputs if not subgraph.tensors[tensor].has_data
-        )
         workspace = isa.largest_bound(partial(subset_workspace, subgraph, subset, model, threads))
+        first, exact = _first_planned_id(model, subgraph, subset, values)
+        plans = [subset_plan(subgraph, subset, model, threads, t) for t in isa.bounding_tiles]
         found[index] = KernelReshape(
             workspace,
             nodes + values,
-            max(nodes + values - externals, 0),
+            max(nodes + values - first, 0) if nodes else 0,
+            max(plan.placed for plan in plans),
             tuple(len(subgraph.tensors[tensor].shape) for tensor in subset.outputs),
             not _reshape_blocks(model, subgraph, subset, isa),
+            exact and len({plan.placed for plan in plans}) == 1,
         )
     return MappingProxyType(found)
+
+
+def _first_planned_id(
+    model: Model, subgraph: Subgraph, subset: NodeSubset, values: int
+) -> tuple[int, bool]:
+    """(the XNNPACK id of the first value xnn_plan_memory tracks, whether it is exact): the
+    lowest workspace value among the kernel's tensors (after the reserved ids, in tensor order
+    among the non-externals), else the first operator's workspace id (`values`), else, where
+    only the nodes add workspace values, the first id they take: exact when every value they
+    add is one (none static, none cleared), else a bound."""
+    plan = subset_plan(subgraph, subset, model)
+    tensors = kernel_tensors(subgraph, subset)
+    externals = external_tensors(subgraph, subset, tensors)
+    others = [tensor for tensor in tensors if tensor not in externals]
+    if plan.first_tensor is not None and plan.first_tensor in others:
+        return len(tensors) + others.index(plan.first_tensor), True
+    if plan.added or plan.first_tensor is not None:
+        first = len(tensors) + len(others)
+        return first, plan.first_tensor is None and plan.added == values - first
+    return values, True
 
 
 def setup_workspace(reshapes: Mapping[int, KernelReshape], later: frozenset[int]) -> int:

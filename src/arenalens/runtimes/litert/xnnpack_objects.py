@@ -264,6 +264,17 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
     return external_inputs, external_outputs
 
 
+def external_tensors(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -> set[int]:
+    """The kernel's tensors with an external id (`_externals`' inputs and outputs)."""
+    inputs, outputs = set(subset.inputs), set(subset.outputs)
+    return {
+        tensor
+        for tensor in tensors
+        if subgraph.tensors[tensor].dtype.name != "RESOURCE"
+        and (tensor in outputs or (tensor in inputs and not subgraph.tensors[tensor].has_data))
+    }
+
+
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
     (supported_srq) and the dynamically quantized (hybrid) one, a convolution's too."""

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 class MemoryPlan:
     """One runtime's plan: its arena's bytes (0: nothing placed), the records placed (sized
     values not reused in place and sized operator workspaces), the lowest model tensor among
-    its workspace values (None: none), and whether the nodes add workspace values of their own
-    (numbered after the model's tensors)."""
+    its workspace values (None: none), and how many workspace values the nodes add of their
+    own (numbered after the model's tensors)."""
 
     arena: int
     placed: int
     first_tensor: int | None
-    added: bool
+    added: int
 
 
 def plan_records(records: Sequence[tuple[int, int, int]]) -> int:

@@ -763,5 +763,5 @@ def _plan_nodes(
         plan_records(records),
         len(records),
         min((tensor for tensor in internal if tensor < count), default=None),
-        any(tensor >= count for tensor in internal),
+        sum(1 for tensor in internal if tensor >= count),
     )
