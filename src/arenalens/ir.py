@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
-from operator import attrgetter
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -367,9 +367,11 @@ def check_model(model: Model, *, strict: bool = False) -> None:
         return ModelError(model.source, problem)
 
     subgraph_count = len(model.subgraphs)
+    calls = False
     for subgraph in model.subgraphs:
-        _check_subgraph_indices(subgraph, subgraph_count, fail)
-    _check_call_graph(model, fail)
+        calls |= _check_subgraph_indices(subgraph, subgraph_count, fail)
+    if calls:  # (without calls there is no cycle)
+        _check_call_graph(model, fail)
     for subgraph in model.subgraphs:
         _check_data_order(subgraph, strict, fail)
     for signature in model.signature_defs:
@@ -382,7 +384,8 @@ def check_model(model: Model, *, strict: bool = False) -> None:
 
 def _check_subgraph_indices(
     subgraph: Subgraph, subgraph_count: int, fail: Callable[[str], ModelError]
-) -> None:
+) -> bool:
+    """Fail on the first index out of range; else whether an operator calls a subgraph."""
     count = len(subgraph.tensors)
     where = f"subgraph {subgraph.index}"
 
@@ -404,12 +407,13 @@ def _check_subgraph_indices(
         *chain.from_iterable(map(_INPUTS_OF, operators)),
         *chain.from_iterable(map(_OUTPUTS_OF, operators)),
     ]
+    calls = any(map(_CALLED_OF, operators))
     if not (
         (indices and (min(indices) < -1 or max(indices) >= count))
         or any(map(_INTERMEDIATES_OF, operators))
-        or any(map(_CALLED_OF, operators))
+        or calls
     ):
-        return
+        return False
     for op in operators:
         # min and max in C first: every index of a sound operator lies in [-1, count).
         inputs, outputs, intermediates = op.inputs, op.outputs, op.intermediates
@@ -429,12 +433,19 @@ def _check_subgraph_indices(
                         f"{label} calls subgraph {called}, out of range "
                         f"(model has {subgraph_count} subgraphs)"
                     )
+    return calls
 
 
-_INPUTS_OF = attrgetter("inputs")
-_OUTPUTS_OF = attrgetter("outputs")
-_INTERMEDIATES_OF = attrgetter("intermediates")
-_CALLED_OF = attrgetter("called_subgraphs")
+# Operator and Tensor fields by position: a NamedTuple's field read by name goes through the
+# generic attribute lookup, several times the cost of a subscript, and these run per operator
+# (per tensor) of every model read.
+_INPUTS_OF = itemgetter(Operator._fields.index("inputs"))
+_OUTPUTS_OF = itemgetter(Operator._fields.index("outputs"))
+_INTERMEDIATES_OF = itemgetter(Operator._fields.index("intermediates"))
+_CALLED_OF = itemgetter(Operator._fields.index("called_subgraphs"))
+_TENSOR_INDEX = Tensor._fields.index("index")
+_HAS_DATA = Tensor._fields.index("has_data")
+_IS_VARIABLE = Tensor._fields.index("is_variable")
 
 
 def _check_call_graph(model: Model, fail: Callable[[str], ModelError]) -> None:
@@ -468,17 +479,23 @@ def _check_call_graph(model: Model, fail: Callable[[str], ModelError]) -> None:
 
 
 def _check_data_order(subgraph: Subgraph, strict: bool, fail: Callable[[str], ModelError]) -> None:
-    available = {t.index for t in subgraph.tensors if t.has_data or t.is_variable}
+    index, has_data, is_variable = _TENSOR_INDEX, _HAS_DATA, _IS_VARIABLE
+    available = {t[index] for t in subgraph.tensors if t[has_data] or t[is_variable]}
     # Negative indices never reach a lookup (an omitted input is skipped; the indices were
     # checked to be -1 or more), so -1 sits in it.
     available.add(-1)
     available.update(subgraph.inputs)
     written_later: set[int] | None = None
-    for op in subgraph.operators:
-        if available.issuperset(op.inputs):  # one call in C for a sound operator
-            available.update(op.outputs)
+    for op, inputs, outputs in zip(
+        subgraph.operators,
+        map(_INPUTS_OF, subgraph.operators),
+        map(_OUTPUTS_OF, subgraph.operators),
+        strict=True,
+    ):
+        if available.issuperset(inputs):  # one call in C for a sound operator
+            available.update(outputs)
             continue
-        for tensor_index in op.inputs:
+        for tensor_index in inputs:
             if tensor_index in available:
                 continue
             producer = subgraph.producers.get(tensor_index)
@@ -497,4 +514,4 @@ def _check_data_order(subgraph: Subgraph, strict: bool, fail: Callable[[str], Mo
                     f"{tensor_index} '{name}', which is not constant, not an input, not a "
                     f"variable and written by no operator (strict check)"
                 )
-        available.update(op.outputs)
+        available.update(outputs)

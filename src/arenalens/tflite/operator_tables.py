@@ -17,6 +17,7 @@ from arenalens.tflite.opcodes import LazyOptions, OptionReaders, OptionsKey, eag
 from arenalens.tflite.tables import (
     COUNT_AND_4_INT32,
     LONG_VECTOR,
+    SHORT_DIMS,
     TableLayout,
     TableReader,
     fields_outside,
@@ -30,6 +31,9 @@ from arenalens.tflite.tables import (
 # opcode_index, inputs, outputs, builtin_options_type, builtin_options, intermediates,
 # builtin_options_2_type, builtin_options_2, as `tables.field_reader` takes them
 OPERATOR_FIELDS = tuple(zip((0, 1, 2, 3, 4, 8, 11, 12), "IIIBIIBI", strict=True))
+# The fields that point elsewhere (inputs, outputs, builtin_options, intermediates,
+# builtin_options_2), whose offsets the loop adds to the row's (`tables.table_layout`).
+OPERATOR_OFFSETS = (1, 2, 4, 8, 12)
 # An operator code: (name, builtin code, the builtin_code field, custom code, version).
 OpcodeRow = tuple[str, int, int, str | None, int]
 
@@ -58,12 +62,14 @@ def read_operators(
     last_word = size - 4
     unpack_i32 = _I32.unpack_from
     unpack_count_4i32 = COUNT_AND_4_INT32.unpack_from
+    dims = SHORT_DIMS
     layouts: dict[int, TableLayout] = {}
-    # The previous operator table's vtable, field offsets, unpack and where its fields land.
+    # The previous operator table's vtable and unpack, where its fields land in the unpacked
+    # row and the offsets of the fields that point elsewhere (`OPERATOR_OFFSETS`).
     vtable: int | None = None
     unpack: Callable[[Any, int], tuple[Any, ...]] = unpack_i32
-    fields: tuple[int, ...] = ()
     opcode_at = inputs_at = outputs_at = type_at = options_place = type2_at = options2_place = 0
+    inputs_field = outputs_field = options_field = intermediates_field = options2_field = 0
     option_readers: OptionReaders = {}
     opcode_count = len(opcodes)
     new = tuple.__new__  # the records are NamedTuples: made as tuples, without __new__'s call
@@ -82,8 +88,10 @@ def read_operators(
             # Another vtable than the previous table's: its layout, made when first seen.
             layout = layouts.get(pos - row[0]) if row else None
             if layout is None:
-                layout = table_layout(buf, size, pos, OPERATOR_FIELDS, layouts)
-            vtable, fields, unpack, places = layout
+                layout = table_layout(
+                    buf, size, pos, OPERATOR_FIELDS, layouts, offsets_of=OPERATOR_OFFSETS
+                )
+            vtable, _, unpack, places = layout
             try:
                 row = unpack(buf, pos)
             except struct.error:
@@ -97,6 +105,11 @@ def read_operators(
                 _,
                 type2_at,
                 options2_place,
+                inputs_field,
+                outputs_field,
+                options_field,
+                intermediates_field,
+                options2_field,
             ) = places
         opcode_index = row[opcode_at] if opcode_at else 0
         if opcode_index >= opcode_count:
@@ -108,13 +121,13 @@ def read_operators(
         options_type = row[type_at] if type_at else 0
         options_at = options2_at = 0
         if options_place:
-            options_at = pos + fields[4] + row[options_place]
+            options_at = pos + options_field + row[options_place]
             if options_at > last_word:
-                target_at(buf, size, pos + fields[4])  # raises its error
+                target_at(buf, size, pos + options_field)  # raises its error
         if options2_place:
-            options2_at = pos + fields[12] + row[options2_place]
+            options2_at = pos + options2_field + row[options2_place]
             if options2_at > last_word:
-                target_at(buf, size, pos + fields[12])  # raises its error
+                target_at(buf, size, pos + options2_field)  # raises its error
         options = None
         if options_at and not options2_at:
             # A scalar table whose vtable an earlier one used, known by its bytes (what
@@ -137,27 +150,33 @@ def read_operators(
             called = _called_subgraphs(name, options)
         # `tables.int32s_of_row`'s first read inline, as `tensor_tables` reads shapes: most
         # operators have at most 4 inputs and 4 outputs.
-        inputs: tuple[int, ...] = ()
+        inputs: tuple[int, ...]
         if inputs_at:
             try:
-                head = unpack_count_4i32(buf, pos + fields[1] + row[inputs_at])
+                head = unpack_count_4i32(buf, pos + inputs_field + row[inputs_at])
             except struct.error:
                 head = LONG_VECTOR
-            if head[0] <= 4:
-                inputs = head[1 : head[0] + 1]
-            else:
-                inputs = int32s_of_row(buf, size, pos + fields[1], row[inputs_at])
-        outputs: tuple[int, ...] = ()
+            try:
+                inputs = head[dims[head[0]]]
+            except IndexError:  # more than 4
+                inputs = int32s_of_row(buf, size, pos + inputs_field, row[inputs_at])
+        else:
+            inputs = ()
+        outputs: tuple[int, ...]
         if outputs_at:
             try:
-                head = unpack_count_4i32(buf, pos + fields[2] + row[outputs_at])
+                head = unpack_count_4i32(buf, pos + outputs_field + row[outputs_at])
             except struct.error:
                 head = LONG_VECTOR
-            if head[0] <= 4:
-                outputs = head[1 : head[0] + 1]
-            else:
-                outputs = int32s_of_row(buf, size, pos + fields[2], row[outputs_at])
-        intermediates = int32_vector_at(buf, size, pos + fields[8]) if fields[8] else ()
+            try:
+                outputs = head[dims[head[0]]]
+            except IndexError:
+                outputs = int32s_of_row(buf, size, pos + outputs_field, row[outputs_at])
+        else:
+            outputs = ()
+        intermediates = (
+            int32_vector_at(buf, size, pos + intermediates_field) if intermediates_field else ()
+        )
         items += len(inputs) + len(outputs) + len(intermediates) + len(called)
         if items > item_budget:
             parser.charge(items - parser.items)

@@ -236,28 +236,39 @@ class TableReader(Protocol):
 
 # One table type's layout in a file: (its vtable's position, its field offsets, the unpack of
 # the wanted fields led by the soffset (`field_reader`), where each wanted field lands in what it
-# returns (`field_places`)).
+# returns (`field_places`) followed by the offsets of the fields `table_layout` was asked for).
 TableLayout = tuple[int, tuple[int, ...], Callable[[Any, int], tuple[Any, ...]], tuple[int, ...]]
 
 
 def table_layout(
-    buf: Any, size: int, pos: int, wanted: Wanted, layouts: dict[int, TableLayout]
+    buf: Any,
+    size: int,
+    pos: int,
+    wanted: Wanted,
+    layouts: dict[int, TableLayout],
+    *,
+    offsets_of: tuple[int, ...] = (),
 ) -> TableLayout:
     """The table at `pos` → its vtable's layout, made once per vtable and kept in `layouts` (by
     vtable position): for loops that read a [Table] vector's tables in their own frame, each
     table in one unpack while the vtable stays the same, and its layout looked up when it
-    changes. Checked and failing as `read_tables`."""
+    changes. Checked and failing as `read_tables`.
+
+    `offsets_of`: fields (indices in the vtable) whose offsets follow the places, so a loop
+    binds them with the places when the vtable changes instead of subscripting the offsets for
+    every table."""
     if pos > size - 4:
         raise MalformedTableError(f"table at {pos} outside the file")
     vtable = pos - _I32.unpack_from(buf, pos)[0]
     layout = layouts.get(vtable)
     if layout is None:
         fields = table_fields(buf, pos, size)
+        places = field_places(fields, wanted, lead=True)
         layout = layouts[vtable] = (
             vtable,
             fields,
             field_reader(fields, wanted, lead=True)[0],
-            field_places(fields, wanted, lead=True),
+            places + tuple(fields[index] for index in offsets_of),
         )
     return layout
 
@@ -306,6 +317,10 @@ def int32_vector_at(buf: Any, size: int, position: int) -> tuple[int, ...]:
 # the file: a length over 4, to read as any length (`int32s_of_row`).
 COUNT_AND_4_INT32 = struct.Struct("<I4i")
 LONG_VECTOR = (5,)
+# A short vector read with its length (`COUNT_AND_4_INT32`) → its entries, as
+# `head[SHORT_DIMS[head[0]]]`: the slice by its length, 0 to 4 (a longer one's length indexes
+# past the end: read it as any length).
+SHORT_DIMS = tuple(slice(1, 1 + count) for count in range(5))
 
 
 def int32s_of_row(buf: Any, size: int, at: int, offset: int) -> tuple[int, ...]:

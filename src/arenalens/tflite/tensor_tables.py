@@ -7,6 +7,12 @@ cost more than the reads. So each loop walks its [Table] vector itself: a table 
 the tables of one vector share a handful), the soffset read with them tells whether the next table
 uses the same vtable, and each field is taken from that read where its layout put it.
 
+The few lines that change vtables are repeated in each loop (here and `operator_tables`), not
+called: a shared function costs a call per change, and tables of one vector change often
+(mobilenet_v2's tensors 131 times in 212, VWW's operators 29 in 31): callgrind measured +0.7%
+(VWW) and +1.3% (mobilenet_v2) per read with one. What they share, the layout made when a
+vtable is first seen, is `tables.table_layout`.
+
 These loops check as they go, so the first fault they meet in a file with several may not be the
 one the reader names: every table of a vector is checked before any of its vectors is read
 (`tables.read_tables`). The reader runs them first and, when one fails, reads in that order to
@@ -31,6 +37,7 @@ from arenalens.ir import (
 from arenalens.tflite.tables import (
     COUNT_AND_4_INT32,
     LONG_VECTOR,
+    SHORT_DIMS,
     MalformedTableError,
     TableLayout,
     TableReader,
@@ -60,9 +67,13 @@ BUFFER_FIELDS = ((0, "I"), (1, "Q"), (2, "Q"))  # data, offset, size
 TENSOR_FIELDS = ((0, "I"), (1, "b"), (2, "I"), (3, "I"), (4, "I"), (5, "B"), (7, "I"))
 # scale, zero_point, quantized_dimension
 QUANTIZATION_FIELDS = ((2, "I"), (3, "I"), (6, "i"))
-# A quantization table's vtable → its field offsets, the unpack of `QUANTIZATION_FIELDS` and
-# where each lands in what it returns (`tables.field_places`).
-QuantizationReader = tuple[tuple[int, ...], object, tuple[int, ...]]
+# A quantization table's reader: the unpack of `QUANTIZATION_FIELDS` (led by the soffset), where
+# each field lands in what it returns (`tables.field_places`: scale, zero_point, axis), then the
+# offsets of the scale and zero point fields (0: absent), bound together when the vtable changes.
+QuantizationReader = tuple[Any, int, int, int, int, int]
+# The tensor fields that point elsewhere (shape, name, quantization, shape_signature) and
+# sparsity, whose offsets the loop adds to the row's (`tables.table_layout`).
+TENSOR_OFFSETS = (0, 3, 4, 7, 6)
 
 
 class TensorReader(TableReader, Protocol):
@@ -94,11 +105,11 @@ def read_buffers(parser: TableReader, vector: tuple[int, int]) -> tuple[BufferRe
     unpack_u32 = _U32.unpack_from
     new = tuple.__new__  # the records are NamedTuples: made as tuples, without __new__'s call
     layouts: dict[int, TableLayout] = {}
-    # The previous table's vtable, its field offsets, unpack and where the fields land.
+    # The previous table's vtable, its unpack, where the fields land and the data field's offset.
     vtable: int | None = None
     unpack: Callable[[Any, int], tuple[Any, ...]] = _I32.unpack_from
-    fields: tuple[int, ...] = ()
-    data_at = offset_at = size_at = 0
+    data_at = offset_at = size_at = data_field = 0
+    last_word = size - 4
     found = []
     for index, pos in enumerate(table_positions(buf, *vector)):
         try:
@@ -110,15 +121,15 @@ def read_buffers(parser: TableReader, vector: tuple[int, int]) -> tuple[BufferRe
             # Another vtable than the previous table's: its layout, made when first seen.
             layout = layouts.get(pos - row[0]) if row else None
             if layout is None:
-                layout = table_layout(buf, size, pos, BUFFER_FIELDS, layouts)
-            vtable, fields, unpack, (data_at, offset_at, size_at) = layout
+                layout = table_layout(buf, size, pos, BUFFER_FIELDS, layouts, offsets_of=(0,))
+            vtable, _, unpack, (data_at, offset_at, size_at, data_field) = layout
             try:
                 row = unpack(buf, pos)
             except struct.error:
                 raise fields_outside(pos) from None
         # Offset 1 is the converter's placeholder for "not written yet": no data.
-        external_offset = row[offset_at] if offset_at else 0
-        if external_offset > 1:
+        if offset_at and row[offset_at] > 1:
+            external_offset = row[offset_at]
             external_size = row[size_at] if size_at else 0
             if external_offset + external_size > size:
                 raise parser.fail(
@@ -127,19 +138,18 @@ def read_buffers(parser: TableReader, vector: tuple[int, int]) -> tuple[BufferRe
                     f"({format_bytes_exact(size)})"
                 )
             found.append(new(BufferRef, (index, external_offset, external_size, True)))
-            continue
-        start = length = 0
-        if data_at:
+        elif data_at:
             # `tables.vector_at` inline: data is the file's most numerous vector.
-            start = pos + fields[0] + row[data_at]
+            start = pos + data_field + row[data_at]
             try:
                 length = unpack_u32(buf, start)[0]
             except struct.error:  # the length lies past the end of the file
                 length = size
-            if start + 4 + length > size:
-                vector_at(buf, size, pos + fields[0], 1)  # raises its error
-            start += 4
-        found.append(new(BufferRef, (index, start, length, False)))
+            if start + length > last_word:
+                vector_at(buf, size, pos + data_field, 1)  # raises its error
+            found.append(new(BufferRef, (index, start + 4, length, False)))
+        else:
+            found.append(new(BufferRef, (index, 0, 0, False)))
     return tuple(found)
 
 
@@ -164,17 +174,20 @@ def read_tensors(
     unpack_i32 = _I32.unpack_from
     unpack_count_f32, unpack_count_i64 = _COUNT_F32.unpack_from, _COUNT_I64.unpack_from
     unpack_count_4i32 = COUNT_AND_4_INT32.unpack_from
+    dims = SHORT_DIMS
     layouts: dict[int, TableLayout] = {}
-    # The previous tensor table's vtable, field offsets, unpack and where its fields land.
+    # The previous tensor table's vtable and unpack, where its fields land in the unpacked row
+    # and the offsets of the fields that point elsewhere (`TENSOR_OFFSETS`).
     vtable: int | None = None
     unpack: Callable[[Any, int], tuple[Any, ...]] = unpack_i32
-    fields: tuple[int, ...] = ()
     shape_at = type_at = buffer_at = name_at = quantization_at = variable_at = signature_at = 0
+    shape_field = name_field = quantization_field = signature_field = 0
+    has_sparsity = False
     quantization_readers = parser.quantization_readers
     # The last quantization table's vtable (None: none read yet) and its reader.
     quantization_vtable: int | None = None
     unpack_quantization = unpack_i32
-    scale_place = zero_point_place = axis_place = 0
+    scale_place = zero_point_place = axis_place = scale_field = zero_point_field = 0
     dtypes = _DTYPES
     # The kinds in locals: an enum member read from its class costs as much as a field read.
     constant, variable_kind, input_kind, output_kind, intermediate = _KINDS
@@ -195,41 +208,58 @@ def read_tensors(
             # Another vtable than the previous table's: its layout, made when first seen.
             layout = layouts.get(pos - row[0]) if row else None
             if layout is None:
-                layout = table_layout(buf, size, pos, TENSOR_FIELDS, layouts)
-            vtable, fields, unpack, places = layout
+                layout = table_layout(
+                    buf, size, pos, TENSOR_FIELDS, layouts, offsets_of=TENSOR_OFFSETS
+                )
+            vtable, _, unpack, places = layout
             try:
                 row = unpack(buf, pos)
             except struct.error:
                 raise fields_outside(pos) from None
-            shape_at, type_at, buffer_at, name_at, quantization_at, variable_at, signature_at = (
-                places
-            )
-        shape: tuple[int, ...] = ()
+            (
+                shape_at,
+                type_at,
+                buffer_at,
+                name_at,
+                quantization_at,
+                variable_at,
+                signature_at,
+                shape_field,
+                name_field,
+                quantization_field,
+                signature_field,
+                sparsity_field,
+            ) = places
+            has_sparsity = sparsity_field != 0
+        shape: tuple[int, ...]
         if shape_at:
             # `tables.int32s_of_row`'s first read inline (a shape has at most 4 dims but in
             # rare models): its length and dims in one unpack.
             try:
-                head = unpack_count_4i32(buf, pos + fields[0] + row[shape_at])
+                head = unpack_count_4i32(buf, pos + shape_field + row[shape_at])
             except struct.error:
                 head = LONG_VECTOR
-            if head[0] <= 4:
-                shape = head[1 : head[0] + 1]
-            else:
-                shape = int32s_of_row(buf, size, pos + fields[0], row[shape_at])
+            try:
+                shape = head[dims[head[0]]]
+            except IndexError:  # more than 4 dims
+                shape = int32s_of_row(buf, size, pos + shape_field, row[shape_at])
+        else:
+            shape = ()
         # Without a shape_signature the shape is fully known: report it as the signature,
         # as the TFLite interpreter's tensor details do.
-        signature = shape
         if signature_at:
             # As the shape.
             try:
-                head = unpack_count_4i32(buf, pos + fields[7] + row[signature_at])
+                head = unpack_count_4i32(buf, pos + signature_field + row[signature_at])
             except struct.error:
                 head = LONG_VECTOR
-            if head[0] <= 4:
-                signature = head[1 : head[0] + 1]
-            else:
-                signature = int32s_of_row(buf, size, pos + fields[7], row[signature_at])
+            try:
+                signature = head[dims[head[0]]]
+            except IndexError:
+                signature = int32s_of_row(buf, size, pos + signature_field, row[signature_at])
             items += len(signature)
+        else:
+            signature = shape
         items += len(shape)
         if items > item_budget:
             parser.charge(items - parser.items)
@@ -255,50 +285,53 @@ def read_tensors(
                 check_shape_size(parser.label, where, index, shape, dtype.element_bytes or 1)
             else:
                 small_shapes[shape] = shape
-        name = ""
         if name_at:
-            start = pos + fields[3] + row[name_at] + 4
+            start = pos + name_field + row[name_at]
             try:
-                end = start + unpack_u32(buf, start - 4)[0]
+                end = start + 4 + unpack_u32(buf, start)[0]
             except struct.error:  # the length lies past the end of the file
                 end = size + 1
             if end > size:
-                string_at(buf, size, pos + fields[3])  # raises its error
-            raw_name = buf[start:end]
+                string_at(buf, size, pos + name_field)  # raises its error
             try:
-                name = raw_name.decode()  # UTF-8: the defaults' fast path
+                name = buf[start + 4 : end].decode()  # UTF-8: the defaults' fast path
             except UnicodeDecodeError:
-                name = str(raw_name, "utf-8", "replace")
-            items += (end - start) >> 3
+                name = str(buf[start + 4 : end], "utf-8", "replace")
+            items += (end - start - 4) >> 3
             if items > item_budget:
                 parser.charge(items - parser.items)
+        else:
+            name = ""
         quantization = None
         if quantization_at:
             # The QuantizationParameters table → the first scale and zero point, their count
             # and the axis (None without scales); read here, as the tensor (one per tensor).
-            at = pos + fields[4]
-            table = at + row[quantization_at]
-            if table > last_word:
-                target_at(buf, size, at)  # raises its error
+            table = pos + quantization_field + row[quantization_at]
             # As the tensor tables: the previous table's reader reads the soffset too, so a
             # table using the same vtable is one unpack.
             try:
                 read = unpack_quantization(buf, table)
+                switched = table - read[0] != quantization_vtable
             except struct.error:
-                read = None
-            if read is None or table - read[0] != quantization_vtable:
+                if table > last_word:
+                    target_at(buf, size, pos + quantization_field)  # raises its error
+                read, switched = (), True
+            if switched:
                 # The first value is the soffset, whichever reader read it.
                 quantization_vtable = table - (read or unpack_i32(buf, table))[0]
                 known = quantization_readers.get(quantization_vtable)
                 if known is None:
-                    table_fields = shared_table_fields(buf, table, size, parser.vtables)
-                    known = quantization_readers[quantization_vtable] = (
-                        table_fields,
-                        field_reader(table_fields, QUANTIZATION_FIELDS, lead=True)[0],
-                        field_places(table_fields, QUANTIZATION_FIELDS, lead=True),
+                    known = quantization_readers[quantization_vtable] = _quantization_reader(
+                        shared_table_fields(buf, table, size, parser.vtables)
                     )
-                table_fields, unpack_quantization, places = known  # type: ignore[assignment]
-                scale_place, zero_point_place, axis_place = places
+                (
+                    unpack_quantization,
+                    scale_place,
+                    zero_point_place,
+                    axis_place,
+                    scale_field,
+                    zero_point_field,
+                ) = known
                 try:
                     read = unpack_quantization(buf, table)
                 except struct.error:
@@ -308,30 +341,28 @@ def read_tensors(
             # Each field where the reader put it (`tables.field_places`), read only when
             # present: the axis defaults to 0.
             axis = read[axis_place] if axis_place else 0
-            if table_fields[2]:
-                at = table + table_fields[2]
-                start = at + read[scale_place]
+            if scale_field:
+                start = table + scale_field + read[scale_place]
                 try:  # count and first scale in one read
                     scale_count, scale = unpack_count_f32(buf, start)
                 except struct.error:  # (a count past the end fails the check below)
                     scale_count = unpack_u32(buf, start)[0] if start <= last_word else size
                     scale = None
-                if start + 4 + 4 * scale_count > size:
-                    vector_at(buf, size, at, 4)  # raises its error
+                if start + 4 * scale_count > last_word:
+                    vector_at(buf, size, table + scale_field, 4)  # raises its error
                 if scale_count:
-                    zero_point = None
-                    if table_fields[3]:
-                        at = table + table_fields[3]
-                        start = at + read[zero_point_place]
+                    if zero_point_field:
+                        start = table + zero_point_field + read[zero_point_place]
                         try:  # count and first zero point in one read
                             zero_count, zero_point = unpack_count_i64(buf, start)
                         except struct.error:
-                            at_end = start > last_word
-                            zero_count = size if at_end else unpack_u32(buf, start)[0]
-                        if start + 4 + 8 * zero_count > size:
-                            vector_at(buf, size, at, 8)  # raises its error
+                            zero_count = size if start > last_word else unpack_u32(buf, start)[0]
+                        if start + 8 * zero_count > last_word:
+                            vector_at(buf, size, table + zero_point_field, 8)  # raises its error
                         if not zero_count:
                             zero_point = None
+                    else:
+                        zero_point = None
                     quantization = new(Quantization, (scale, zero_point, scale_count, axis))
         is_input, is_output = index in inputs, index in outputs
         variable = row[variable_at] if variable_at else 0
@@ -362,9 +393,24 @@ def read_tensors(
                     is_input,
                     is_output,
                     quantization,
-                    fields[6] != 0,  # has_sparsity
+                    has_sparsity,
                 ),
             )
         )
     parser.items = items
     return tuple(found)
+
+
+def _quantization_reader(table_fields: tuple[int, ...]) -> QuantizationReader:
+    """A quantization vtable's field offsets → its reader (`QuantizationReader`)."""
+    scale_place, zero_point_place, axis_place = field_places(
+        table_fields, QUANTIZATION_FIELDS, lead=True
+    )
+    return (
+        field_reader(table_fields, QUANTIZATION_FIELDS, lead=True)[0],
+        scale_place,
+        zero_point_place,
+        axis_place,
+        table_fields[2],
+        table_fields[3],
+    )
