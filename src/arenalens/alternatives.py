@@ -12,13 +12,14 @@ the number to declare with it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 
 from arenalens.errors import ArenalensError
 from arenalens.pipeline import Analysis
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
+from arenalens.records import record
 from arenalens.runtimes import MemoryBudget, get_runtime
 from arenalens.runtimes.sections import ArenaSection
 
@@ -28,7 +29,7 @@ from arenalens.runtimes.sections import ArenaSection
 PLAN_BUDGET_MAX_OPERATORS = 2000
 
 
-@dataclass(frozen=True)
+@record()
 class Alternatives:
     """More plans of an analysis's arenas, and the number to declare with each primary one."""
 

@@ -9,13 +9,13 @@ places an arena split in them (`placement.py`, which builds on these blocks).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from arenalens.memo import kept_by_identity
+from arenalens.records import record
 from arenalens.targets import BANK_KINDS, EXTERNAL, MemoryBank, Target
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Block:
     """Banks one buffer may occupy: one bank, or banks that follow each other."""
 

@@ -11,9 +11,9 @@ conversion setting behind it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator
+from arenalens.records import record
 from arenalens.runtimes import Obstacle
 
 # How many operator numbers one line lists before it counts the rest.
@@ -44,7 +44,7 @@ _HYBRID_WEIGHT_TYPES = frozenset({"INT8", "INT4", "UINT8"})
 _FLOAT_ACTIVATIONS = frozenset({"FLOAT32", "FLOAT16"})
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Refusal:
     """One distinct reason the runtime refuses a model, the operators it hits and the fix."""
 

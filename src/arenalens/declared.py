@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.placeholders import placeholder_inputs, placeholder_text
 from arenalens.cannot_run import Refusal, group_refusals
 from arenalens.plan_validity import PlanConflict, plan_conflicts
+from arenalens.records import record
 
 if TYPE_CHECKING:  # the pipeline makes Analyses; this module only reads them
     from arenalens.pipeline import Analysis
@@ -84,7 +84,7 @@ class StatusAnswers:
         return self.declared.status is not _PLACEHOLDER_SHAPE
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DeclaredPart:
     """One part of the number to declare, named and explained as the runtime names it."""
 
@@ -93,7 +93,7 @@ class DeclaredPart:
     meaning: str
 
 
-@dataclass(frozen=True)
+@record()
 class DeclaredArena:
     """The memory to declare for one model, runtime and plan."""
 

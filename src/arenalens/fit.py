@@ -16,7 +16,7 @@ fits only when those pieces have a place too (`FitCheck.npu`), as it is and afte
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from arenalens.declared import DeclaredArena, Status, StatusAnswers, declared_ar
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.plan_validity import plan_conflicts
+from arenalens.records import record
 from arenalens.target_build import runtime_runs_on
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -50,7 +51,7 @@ DELEGATES = ("xnnpack", "none")  # LiteRT's, as `runtimes/litert/heap.py` models
 TIGHT_MARGIN_PERCENT = 5
 
 
-@dataclass(frozen=True)
+@record()
 class FitCheck(StatusAnswers):
     """Does one model's arena fit a budget? With the numbers behind the answer."""
 

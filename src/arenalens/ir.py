@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from itertools import chain
 from operator import itemgetter
@@ -16,13 +16,14 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from arenalens.errors import ModelError
+from arenalens.records import record
 
 # Largest byte count arenalens accepts for one tensor: 2**62, far beyond any device, small enough
 # that sums over a model cannot overflow a signed 64-bit integer in the runtimes we mirror.
 MAX_TENSOR_BYTES = 1 << 62
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DType:
     """One schema TensorType: its name, code and storage size."""
 
@@ -201,7 +202,7 @@ class Operator(NamedTuple):
         return self.index if self.file_index is None else self.file_index
 
 
-@dataclass(frozen=True)
+@record()
 class Subgraph:
     """One subgraph: tensors and operators in FlatBuffer order, plus derived indexes."""
 
@@ -244,7 +245,7 @@ class BufferRef(NamedTuple):
     external: bool  # stored after the FlatBuffer via Buffer.offset/size (models > 2 GB)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Metadata:
     """One `Model.metadata` entry: a name and the buffer that holds its bytes."""
 
@@ -256,7 +257,7 @@ class Metadata:
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OfflinePlan:
     """The decoded `OfflineMemoryAllocation` metadata: one offset per tensor, -1 = plan online."""
 
@@ -265,7 +266,7 @@ class OfflinePlan:
     offsets: tuple[int, ...]  # all subgraphs' tensors, concatenated in order
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PlanRecord:
     """arenalens' record next to an offline plan (`arenalens_plan_validity` metadata): the kernel
     code paths the plan computes the right outputs on, and what was run to check it.
@@ -285,7 +286,7 @@ class PlanRecord:
     split_input_shapes: tuple[tuple[int, ...], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SignatureDef:
     """A named entry point: its subgraph and input/output names mapped to tensor indices."""
 
@@ -295,7 +296,7 @@ class SignatureDef:
     outputs: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
+@record()
 class Model:
     """A whole .tflite model; `data` is the (memory-mapped) file, never copied."""
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import release_flag
 from arenalens.cannot_run import Refusal
+from arenalens.records import record
 from arenalens.target_build import board_options
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -83,7 +84,7 @@ class Answers(Protocol):
     def conflicts(self) -> tuple[PlanConflict, ...]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Step:
     """One thing to do next: a sentence, its command (runnable as printed), the bytes it saves."""
 
@@ -101,7 +102,7 @@ class Step:
         return {"text": self.line, "command": self.command or None, "saves_bytes": self.saves_bytes}
 
 
-@dataclass(frozen=True)
+@record()
 class Asked:
     """What the user asked, for the commands the steps suggest: the model as typed, its input
     shapes, and the options that select the runtime and build."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
+from arenalens.records import record
 from arenalens.runtimes import MemoryBudget, Runtime, get_runtime
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.tflite.reader import load_model
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # overlaps are planned when asked for
 OVERLAP_PLANNER = "best"
 
 
-@dataclass(frozen=True)
+@record()
 class ArenaResult:
     """One arena planned three ways: by the chosen planner, by the runtime, and with no reuse
     (that one when first asked for: `check` never asks)."""
@@ -62,7 +63,7 @@ class ArenaResult:
         return self.arena.problem.lower_bound()
 
 
-@dataclass(frozen=True)
+@record()
 class OverlapResult:
     """The primary arena planned with its allowed overlaps."""
 
@@ -79,7 +80,7 @@ class OverlapResult:
         return self.problem.lower_bound()
 
 
-@dataclass(frozen=True)
+@record()
 class Analysis:
     """Everything arenalens knows about one model under one runtime and planner."""
 

@@ -26,12 +26,12 @@ never more than the board has). The same blocks give the single arena's figure
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import permutations
 from typing import TYPE_CHECKING
 
 from arenalens.blocks import Block, board_blocks
 from arenalens.memo import kept_by_identity
+from arenalens.records import record
 from arenalens.targets import EXTERNAL, Target
 from arenalens.units import format_bytes_exact
 
@@ -47,7 +47,7 @@ NON_PERSISTENT = "non-persistent"
 VARIABLES = "resource variables"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BankUse:
     """One buffer of a placement: which part, how many bytes, in which block."""
 
@@ -60,7 +60,7 @@ class BankUse:
         return self.block.available_bytes - self.nbytes
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Placement:
     """Where each part of the arena goes on one board, and what that costs."""
 
@@ -92,7 +92,7 @@ class Placement:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BoardPlacement:
     """The best placement on a board (None: nothing fits) and the most the board could hold."""
 
@@ -209,7 +209,7 @@ def _sizes(split: ArenaSplit, parts: tuple[str, ...]) -> tuple[int, ...] | None:
     return (apart.persistent_bytes, apart.non_persistent_bytes, variables.arena_bytes)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _Way:
     """One assignment of a layout's parts to disjoint blocks, with what does not depend on the
     bytes: each block's room, the placement's score less its total bytes (`_score`) and its
@@ -222,7 +222,7 @@ class _Way:
     notes: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _BoardWays:
     """A board at one reserve, as every placement searches it: made once per process."""
 

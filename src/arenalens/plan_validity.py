@@ -22,11 +22,11 @@ Two kinds of reason, each a `PlanConflict`:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import KernelPath, path_of
 from arenalens.ir import Model
+from arenalens.records import record
 from arenalens.runtimes.door import tflm_runtime
 
 SHAPES = "shapes"
@@ -36,7 +36,7 @@ SPLIT_SIZE = "split"
 PAIRS_NAMED = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PlanConflict:
     """One reason the model's offline plan makes the runtime compute wrong outputs."""
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Generic, Protocol, TypeVar
 
 from arenalens.errors import UsageError
+from arenalens.records import record
 
 # Settings any planner or reorderer may be offered (a seed, a search effort, a user's wall-clock
 # cap: `arenalens.effort`): one that draws no random numbers or does not search has no use for
@@ -24,7 +24,7 @@ from arenalens.errors import UsageError
 COMMON_SETTINGS = frozenset({"seed", "effort", "time_limit_s"})
 
 
-@dataclass(frozen=True)
+@record()
 class Settings:
     """The keyword settings a registered function takes (every parameter after the problem)."""
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -47,6 +47,7 @@ from typing import Any, NamedTuple
 from arenalens.builds.data import from_row
 from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
+from arenalens.records import record
 from arenalens.units import format_bytes_short
 
 ALL_TARGETS = "all"  # `--target all`: every board at once
@@ -58,7 +59,7 @@ BANK_KINDS = (TIGHTLY_COUPLED, ON_CHIP, EXTERNAL)
 CATALOGUE = "targets.json"  # package data next to this module
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Firmware:
     """What a part's usual firmware keeps of the arena's RAM block: the default reserve."""
 
@@ -79,7 +80,7 @@ class Firmware:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class MemoryBank:
     """One RAM bank of a chip or board: where it is, how large, how fast, who can reach it."""
 
@@ -108,7 +109,7 @@ class MemoryBank:
         return BANK_KINDS.index(self.kind)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VelaConfig:
     """The Vela configuration a chip's vendor compiles with instead of Arm's defaults: its own
     vela.ini, system configuration (clocks, memory bandwidths and latencies, which Vela's time
@@ -124,7 +125,7 @@ def _bank(row: Mapping[str, Any]) -> MemoryBank:
     return from_row(MemoryBank, row)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Target:
     """One board, module or MCU: its core, SRAM, the largest arena it holds, and the sources."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from arenalens.fit import FitCheck, check_fit, with_ladder
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.plan_validity import PlanConflict
+from arenalens.records import record
 from arenalens.target_build import build_from_options, default_runtime, rewrite_rules
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
@@ -63,7 +64,7 @@ class Answer(enum.StrEnum):
 NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.INPUT_SHAPE_UNKNOWN})
 
 
-@dataclass(frozen=True)
+@record()
 class Verdict(StatusAnswers):
     """Everything the first screen of any command says about one model, and the exit code."""
 

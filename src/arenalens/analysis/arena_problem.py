@@ -15,7 +15,7 @@ from typing import Any
 
 from arenalens.analysis.lifetimes import Step
 from arenalens.planning.problem import Problem
-from arenalens.records import quick_init
+from arenalens.records import quick_init, record
 
 
 class BufferKind(enum.StrEnum):
@@ -71,7 +71,7 @@ class PlannedBuffers(Mapping[int, PlannedBuffer]):
         return f"PlannedBuffers({self._buffers()!r})"
 
 
-@dataclass(frozen=True)
+@record()
 class ArenaProblem:
     """One arena to plan: the Problem, what each buffer is, and the runtime's own planner."""
 

@@ -24,15 +24,16 @@ with the unaliased plan (`arenalens optimize --inplace` does it).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Problem
+from arenalens.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class InPlace:
     """A kernel that may write its output over one of `inputs` (slots) that only it reads, and
     why; with `same_shape`, only when each of them has the output's shape."""
@@ -42,7 +43,7 @@ class InPlace:
     same_shape: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class NotInPlace:
     """A kernel considered for aliasing and left out, and why (so a reader does not wonder)."""
 
@@ -53,7 +54,7 @@ class NotInPlace:
 InPlaceRules = Callable[[str], InPlace | NotInPlace | None]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Alias:
     """One alias: in subgraph, operator writes `output` over the bytes of `input`."""
 

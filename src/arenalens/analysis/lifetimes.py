@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from arenalens.records import quick_init
+from arenalens.records import quick_init, record
 
 UNSET = -1
 # LiteRT's kNodeNotAssigned (INT32_MAX): "allocated until the end", and "not yet allocated".
@@ -59,7 +59,7 @@ class Step:
     label: str
 
 
-@dataclass(frozen=True)
+@record()
 class Timeline:
     """Lifetimes of every tensor under one runtime's rules, plus what each step is."""
 

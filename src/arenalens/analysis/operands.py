@@ -4,10 +4,10 @@ it accepts and which may be omitted. Runtime-neutral: TFLM's kernel rules state 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from arenalens.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Operands:
     """The tensors a kernel takes, from its Prepare and Eval (the inputs and outputs they fetch,
     `NumInputs` / `NumOutputs` checks, `GetOptionalInputTensor`): a role per input slot, how many

@@ -9,13 +9,14 @@ reports. These functions read pairs against an arena; none of them knows a runti
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.planning.problem import Overlap
+from arenalens.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OverlapPair:
     """One allowed overlap and where it comes from."""
 

@@ -19,13 +19,13 @@ Scalar type names: the fixed-size scalars by name (`int8` ... `double`, `bool`, 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.builds.data import records_document
+from arenalens.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Abi:
     """The sizes and alignments a compiler target gives C scalars (and how it converts a
     non-finite double to an integer, which C++ leaves undefined). A row of `build_records.json`'s

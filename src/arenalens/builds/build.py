@@ -92,6 +92,7 @@ from arenalens.builds.tflm import (
     tflm_release,
 )
 from arenalens.errors import UnplacedValueError, UsageError
+from arenalens.records import record
 
 # The kernel libraries by the names their records (and rules packages) give them.
 REFERENCE = "reference"  # TFLM's own kernels (tensorflow/lite/micro/kernels/)
@@ -379,7 +380,7 @@ def cpu_named(text: str) -> Core:
     return CORES[name]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KernelsOption:
     """--kernels as typed: the library, its release (None: the library's default) and a code
     path the spelling chose (ESP-NN built with CONFIG_NN_ANSI_C), else None (the core's)."""

@@ -28,7 +28,7 @@ So a plan is valid for a set of paths, and the builds it may meet are judged by 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from arenalens.builds.build import (
     CMSIS_NN,
@@ -44,6 +44,7 @@ from arenalens.builds.build import (
 )
 from arenalens.builds.records import CORE_SPELLINGS, CORES, HOST_RECORD, KERNEL_LIBRARIES
 from arenalens.errors import UsageError
+from arenalens.records import record
 
 # Kernels arenalens has no rules for: the vendor libraries of cores without a 32-bit model
 # (NMSIS-NN, KPU drivers, ...).
@@ -51,7 +52,7 @@ VENDOR = "vendor"
 _LIBRARY_ORDER = tuple(KERNEL_LIBRARIES)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KernelPath:
     """One kernel library and, for one whose loops differ per code path (CMSIS-NN), the code
     path it is compiled for."""
@@ -155,7 +156,7 @@ def sorted_paths(paths: Iterable[KernelPath]) -> tuple[KernelPath, ...]:
     return tuple(sorted(set(paths), key=lambda path: path.rank))
 
 
-@dataclass(frozen=True)
+@record()
 class OverlapRules:
     """Which code paths an overlap must be safe on, and which builds the number to declare must
     hold on (the plan fixes the tensors' offsets; each build places its own scratch around them)."""

@@ -23,12 +23,12 @@ Adding one is a row (and, for a library, its rules package); nothing else lists 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from arenalens.builds.abi import ABIS, Abi
 from arenalens.builds.data import from_row, records_document
+from arenalens.records import record
 
 _Record = TypeVar("_Record")
 
@@ -58,7 +58,7 @@ def _identified_by(*fields: str) -> Callable[[type[_Record]], type[_Record]]:
 
 
 @_identified_by("library", "name")
-@dataclass(frozen=True, slots=True, eq=False)
+@record(slots=True, eq=False)
 class CodePath:
     """One way a kernel library is compiled: CMSIS-NN for the DSP extension, esp-nn's ESP32-S3
     functions, ... (`Build.isa` spells its name)."""
@@ -71,7 +71,7 @@ class CodePath:
     option: str | None = None  # a --kernels spelling that selects it on any core ('esp-nn-ansi')
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LibraryChange:
     """One change between a kernel library's releases that moves arena bytes."""
 
@@ -82,7 +82,7 @@ class LibraryChange:
 
 
 @_identified_by("library", "name")
-@dataclass(frozen=True, slots=True, eq=False)
+@record(slots=True, eq=False)
 class LibraryRelease:
     """One release of a kernel library: the TFLM releases it is modelled with and the changes
     it has."""
@@ -103,7 +103,7 @@ class LibraryRelease:
 
 
 @_identified_by("name")
-@dataclass(frozen=True, slots=True, eq=False)
+@record(slots=True, eq=False)
 class KernelLibrary:
     """A TFLM kernel library: which kernels' code (OpData, scratch, access order) a build runs."""
 
@@ -154,7 +154,7 @@ class KernelLibrary:
 
 
 @_identified_by("name")
-@dataclass(frozen=True, slots=True, eq=False)
+@record(slots=True, eq=False)
 class Toolchain:
     """How a core family's firmware is built, and the TFLM sources its SDK compiles."""
 
@@ -165,7 +165,7 @@ class Toolchain:
 
 
 @_identified_by("name")
-@dataclass(frozen=True, slots=True, eq=False)
+@record(slots=True, eq=False)
 class Core:
     """A core (or chip) as far as arena bytes care: its ABI, the kernel libraries its firmware
     can link and the code path each takes there, and the toolchain that builds it."""
@@ -195,7 +195,7 @@ class Core:
         raise KeyError(f"{self.name} does not link {library}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CoprocessorFamily:
     """What every configuration of one co-processor family shares: the cores that may drive it
     (those built with `host_toolchain`), the custom operators only its builds register, and the
@@ -212,7 +212,7 @@ class CoprocessorFamily:
 
 
 @_identified_by("name")
-@dataclass(frozen=True, slots=True, eq=False)
+@record(slots=True, eq=False)
 class Npu:
     """One co-processor configuration a build may drive (an Arm Ethos-U: what the driver checks a
     command stream against, and the Vela settings arenalens compiles with when nothing else is
@@ -242,7 +242,7 @@ class Npu:
         return COPROCESSOR_FAMILIES[self.family].registers
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Host:
     """The x86-64 `tflite_micro` wheel's side of the records: its ABI, and the kernel libraries
     an overlap plan must hold on when no core is named."""

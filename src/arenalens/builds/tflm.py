@@ -25,9 +25,10 @@ from types import MappingProxyType
 
 from arenalens.builds.tflm_commits import COMMITS, COMPLETE_UNTIL
 from arenalens.errors import UnplacedValueError, UsageError
+from arenalens.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Change:
     """One change of TFLM that moves arena bytes (or whether a model sets up)."""
 

@@ -15,12 +15,13 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from arenalens.cli.common import print_json, print_text, terminal_width, use_color
 from arenalens.errors import ArenalensError, UsageError
+from arenalens.records import record
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -35,7 +36,7 @@ MAX_CHUNK = 16  # models a pool worker takes at once (fewer when the list is sho
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@record()
 class ModelResult:
     """What one worker produced for one model: exit code, summary row, JSON document."""
 

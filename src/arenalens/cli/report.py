@@ -7,7 +7,7 @@ import re
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, analyze
+from arenalens.records import record
 from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.guidance import serious_findings, with_guidance
@@ -167,7 +168,7 @@ def add_overlap_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True)
+@record()
 class WrittenFile:
     """A file the command wrote, for the closing summary."""
 

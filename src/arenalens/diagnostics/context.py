@@ -11,7 +11,6 @@ a plan valid for the planner can still overwrite live data on the device.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from arenalens.analysis.lifetimes import Timeline
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.pipeline import Analysis
+from arenalens.records import record
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.target_build import board_options
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from arenalens.targets import Target
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Interval:
     """Inclusive [first, last] execution steps; first = -1 means never written."""
 
@@ -41,7 +41,7 @@ class Interval:
         return not (self.first > other.last or other.first > self.last)
 
 
-@dataclass(frozen=True)
+@record()
 class DiagnoseContext:
     """The inputs of every rule; derived views are computed once, on first use."""
 

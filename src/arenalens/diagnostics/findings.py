@@ -5,13 +5,14 @@ from __future__ import annotations
 import enum
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.names import short_name
+from arenalens.records import record
 
 
 class Severity(enum.StrEnum):
@@ -30,7 +31,7 @@ class Severity(enum.StrEnum):
 _SEVERITY_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Location:
     """Where a finding is: a subgraph, optionally one operator, and the tensors involved."""
 
@@ -110,7 +111,7 @@ def input_shape_options(model: Model) -> str:
     return options
 
 
-@dataclass(frozen=True)
+@record()
 class Finding:
     """One problem: which rule found it, how bad, where, what is wrong and the concrete fix."""
 

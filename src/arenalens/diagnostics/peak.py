@@ -19,7 +19,7 @@ bounds on the saving; the order and resolution savings are exact for the tensor-
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
@@ -32,6 +32,7 @@ from arenalens.image_inputs import image_axes
 from arenalens.ir import Model, Operator, Tensor
 from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.records import record
 from arenalens.reorder.registry import run_reorderer
 from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
 from arenalens.runtimes import get_runtime
@@ -67,7 +68,7 @@ def _slides_a_filter(operator: Operator) -> bool:
 _TOP_TENSORS = 5
 
 
-@dataclass(frozen=True)
+@record()
 class Peak:
     """The busiest step of one arena: its bytes, the operator running, the live buffers."""
 

@@ -8,7 +8,6 @@ function in a rule module and one line in RULES. Rules that read the runtime's p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arenalens.builds.build import Build
@@ -26,13 +25,14 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, analyze
+from arenalens.records import record
 from arenalens.runtimes import RUNTIME_MODULES, get_runtime
 
 if TYPE_CHECKING:
     from arenalens.targets import Target
 
 
-@dataclass(frozen=True)
+@record()
 class Rule:
     """One diagnostic rule: its id, what it checks, and the function that checks it."""
 
@@ -178,7 +178,7 @@ RULES: tuple[Rule, ...] = (
 RULE_IDS = tuple(rule.id for rule in RULES)
 
 
-@dataclass(frozen=True)
+@record()
 class Diagnosis:
     """All findings for one model under one runtime, most severe first."""
 

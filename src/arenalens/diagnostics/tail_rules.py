@@ -19,7 +19,7 @@ its input's quantization (or a float one), or a reshape, computes exactly the sa
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 from arenalens.builds.build import Build
@@ -28,6 +28,7 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, check_model
 from arenalens.planning.problem import align_up
+from arenalens.records import record
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.sections import ArenaSection
@@ -72,7 +73,7 @@ def _tail_section(context: DiagnoseContext) -> ArenaSection | None:
 # What the tail is made of
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OperatorTail:
     """What one operator keeps in the tail: its node, options and kernel buffers."""
 
@@ -216,7 +217,7 @@ def _per_tensor_weights(model: Model, layers: Sequence[_Layer]) -> Model:
     return replace(model, subgraphs=tuple(subgraphs))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _Layer:
     """A layer whose kernel keeps per-channel arrays, and those arrays' allocations."""
 
@@ -430,7 +431,7 @@ def tail_variables(context: DiagnoseContext) -> Iterator[Finding]:
 # Fusion
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Fold:
     """One operator the converter can fold into the one before it: `removed` goes, `kept` writes
     its output (with `activation` fused, or as the merged reshape)."""

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from arenalens.errors import PlanError
+from arenalens.records import record
 
 
 class Buffer(NamedTuple):
@@ -43,7 +44,7 @@ class Buffer(NamedTuple):
         return not (self.start > other.end or other.start > self.end)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Overlap:
     """Buffer `output` may share bytes with buffer `input` when it starts low enough.
 
@@ -284,7 +285,7 @@ def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-@dataclass(frozen=True)
+@record()
 class Plan:
     """A checked placement: offset per buffer id and the arena size it needs."""
 

@@ -18,7 +18,7 @@ any other setting a planner does not take is a UsageError.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -26,10 +26,11 @@ from typing import Any
 from arenalens.errors import PlanError
 from arenalens.planning.checker import check_plan
 from arenalens.planning.problem import Plan, Problem, arena_size
+from arenalens.records import record
 from arenalens.registry import Registry, Settings
 
 
-@dataclass(frozen=True)
+@record()
 class PlannerOutput:
     """What a planner may return instead of bare offsets."""
 
@@ -43,7 +44,7 @@ class PlannerOutput:
 PlannerFunction = Callable[..., Mapping[int, int] | PlannerOutput]
 
 
-@dataclass(frozen=True)
+@record()
 class PlannerInfo:
     """A registered planner: its function and what a user should know about it."""
 

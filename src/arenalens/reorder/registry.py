@@ -10,17 +10,18 @@ refused.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from arenalens.errors import PlanError
+from arenalens.records import record
 from arenalens.registry import Registry, Settings
 from arenalens.reorder.schedule import ScheduleProblem, check_order
 
 
-@dataclass(frozen=True)
+@record()
 class ReorderOutput:
     """What a reorderer may return instead of a bare order."""
 
@@ -34,7 +35,7 @@ ReordererFunction = Callable[..., Sequence[int] | ReorderOutput]
 _Function = TypeVar("_Function", bound=ReordererFunction)
 
 
-@dataclass(frozen=True)
+@record()
 class ReordererInfo:
     """A registered reorderer and what a user should know about it."""
 
@@ -49,7 +50,7 @@ class ReordererInfo:
         return Settings.of(self.function)
 
 
-@dataclass(frozen=True)
+@record()
 class ReorderResult:
     """A checked order: operator indices in run order, its peak, and how it was found."""
 

@@ -19,17 +19,18 @@ bytes are live while each operator runs (runtime rules decide the sizes and whic
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property
 from types import MappingProxyType
 
 from arenalens.errors import PlanError
 from arenalens.ir import Model, Subgraph, Tensor
+from arenalens.records import record
 
 _STATE_READERS_WRITERS = frozenset({"READ_VARIABLE", "ASSIGN_VARIABLE"})
 
 
-@dataclass(frozen=True)
+@record()
 class Schedule:
     """Operator orders per subgraph: position → original operator index (others unchanged)."""
 
@@ -200,7 +201,7 @@ def apply_schedule(model: Model, schedule: Schedule) -> Model:
 # The memory an order needs
 
 
-@dataclass(frozen=True)
+@record()
 class ScheduleProblem:
     """One subgraph reduced to what its operator order changes.
 

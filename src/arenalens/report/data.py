@@ -10,7 +10,7 @@ tested on a hand-made report and every view of one report agrees on every number
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from operator import attrgetter
 from types import MappingProxyType
@@ -19,6 +19,7 @@ from typing import Any
 from arenalens.builds.build import Build, build_document, build_flags, overlap_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.placement import placement_document
+from arenalens.records import record
 from arenalens.report.labels import (
     OVERLAP_PLAN_SUFFIX,
     declared_qualifier,
@@ -35,7 +36,7 @@ from arenalens.verdict import Verdict
 REPORT_SCHEMA_VERSION = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BufferRow:
     """One planned buffer as a user sees it: what it holds, its shape, bytes and lifetime."""
 
@@ -56,7 +57,7 @@ class BufferRow:
     label: str = ""  # a short name that tells it apart from the arena's other buffers
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StepRow:
     """One step: the operator that runs (or a subgraph entry), bytes live, buffers touched."""
 
@@ -69,7 +70,7 @@ class StepRow:
     writes: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record()
 class PlanView:
     """One planner's layout of an arena: an offset per buffer row, and the arena it needs."""
 
@@ -85,7 +86,7 @@ class PlanView:
     sections: tuple[ArenaSection, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FindingRow:
     """One diagnose finding as the report lists it under "what to do next"."""
 
@@ -97,7 +98,7 @@ class FindingRow:
     saving_bytes: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class InputSizeRow:
     """One input size planned by --max-input: the bytes to declare there (None: refused)."""
 
@@ -107,7 +108,7 @@ class InputSizeRow:
     fits: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OverlapRow:
     """An allowed overlap: buffer row `output` may start `min_offset_distance` bytes (or more)
     below buffer row `input`, which its operator consumes."""
@@ -119,7 +120,7 @@ class OverlapRow:
     opcode: str
 
 
-@dataclass(frozen=True)
+@record()
 class ArenaReport:
     """One arena: its buffers, steps and plans (plans[0] is the one shown first)."""
 
@@ -186,7 +187,7 @@ class ArenaReport:
         return tuple(sorted(live, key=lambda i: (-self.buffers[i].size, i)))
 
 
-@dataclass(frozen=True)
+@record()
 class MemoryReport:
     """One model under one runtime: every arena, what the runtime needs, an optional budget."""
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from arenalens.records import record
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -27,14 +28,14 @@ ONE_CELL = frozenset("−—–…×→←≈≤≥µ·‘’“”°")
 _WORD = re.compile(r"\s*\S+\s*")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Verbatim:
     """A line written as it is, never wrapped at the width: a command the user pastes."""
 
     line: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Styled:
     """One line of text as runs of (text, rich style); "" is no style."""
 
@@ -63,13 +64,13 @@ def styled(text: str, style: str = "") -> Styled:
     return Styled(((text, style),))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GridColumn:
     justify: str = "left"  # "left" or "right"
     style: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Grid:
     """A table without header, borders or lines between rows: each cell padded `padding`
     (left, right) spaces, its column as wide as its widest cell. Cells are rich markup (rich

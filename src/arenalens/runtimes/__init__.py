@@ -14,13 +14,14 @@ the kernel code paths they hold on, output proofs on the wheel) is asked of
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 
 from arenalens.errors import UsageError
+from arenalens.records import record
 
 if TYPE_CHECKING:
     from arenalens.analysis.arena_problem import ArenaProblem
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from arenalens.runtimes.verification import Prediction, VerifyResult
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Obstacle:
     """One reason the runtime cannot run a model: where, what, and in which phase it fails."""
 
@@ -79,7 +80,7 @@ def _nothing() -> None:
     return None
 
 
-@dataclass(frozen=True)
+@record()
 class MemoryBudget:
     """The memory a runtime needs for one plan: the number a user must declare, and its parts."""
 

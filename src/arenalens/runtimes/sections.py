@@ -10,10 +10,11 @@ the order listed. Every section's parts add up to it, so a picture drawn from th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from arenalens.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SectionItem:
     """One allocation inside a part: what it is for, and its bytes (alignment padding included)."""
 
@@ -21,7 +22,7 @@ class SectionItem:
     nbytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SectionPart:
     """One kind of data inside a section, and the bytes it takes there."""
 
@@ -46,7 +47,7 @@ class SectionPart:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ArenaSection:
     """A byte range [offset, offset + nbytes) of the memory to declare, and what fills it."""
 

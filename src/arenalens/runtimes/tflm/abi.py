@@ -14,12 +14,12 @@ Field types are the scalar names an `Abi` sizes (`int8` ... `double`, `bool`, `i
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from arenalens.builds.abi import Abi
+from arenalens.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Field:
     """One member: a scalar type name or a nested struct, optionally an array, optionally present
     only in builds with a feature (e.g. `USE_TFLM_COMPRESSION`)."""
@@ -30,7 +30,7 @@ class Field:
     only_with: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Struct:
     """A C struct (or, with `union=True`, a union) as its ordered fields."""
 

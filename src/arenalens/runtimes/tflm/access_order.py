@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arenalens.ir import Tensor
+from arenalens.records import record
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
 from arenalens.runtimes.tflm.kernels.common import padding
 
@@ -45,7 +45,7 @@ NO_READ = (2**63 - 1) // 4
 MAX_TRACE_EVENTS = 4_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Trace:
     """One kernel run seen from one (input, output) pair: events in time order.
 
@@ -89,7 +89,7 @@ def distance_of(trace: Trace, input_nbytes: int) -> int:
 # Traces of the access patterns
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Window:
     """A sliding window over an NHWC input, as TFLM's reference kernels compute it."""
 
@@ -283,7 +283,7 @@ def transpose_trace(
     return Trace(_output_bytes(source.size, element), source.reshape(-1) * element)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Copy:
     """One copy the kernel makes, in time order: `count` elements from `source` slot offset to
     `target` output offset (elements), or from nowhere (source -1)."""

@@ -12,7 +12,7 @@ Where a kernel's bytes on that build are not known exactly, the budget says so
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property, lru_cache, partial
 from operator import attrgetter
 from types import MappingProxyType
@@ -22,6 +22,7 @@ from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import HOST, Build, build_title
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem, align_up
+from arenalens.records import record
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # sections and the two-buffer split are worked out when a rep
     from arenalens.runtimes.sections import ArenaSection
 
 
-@dataclass(frozen=True)
+@record()
 class SetupPrediction:
     """What the setup replay predicts for one plan on one build."""
 

@@ -9,17 +9,16 @@ per-channel arrays); they are the same allocations the budget's tail is made of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from arenalens.builds.build import Build
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import align_up
+from arenalens.records import record
 from arenalens.runtimes.tflm.kernels.base import Persistent
 from arenalens.runtimes.tflm.setup import setups_with_resources
 from arenalens.runtimes.tflm.setup_layout import layout_for
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OperatorPersistent:
     """One operator's persistent bytes on one build, as its kernel allocates them."""
 

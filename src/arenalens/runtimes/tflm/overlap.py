@@ -23,7 +23,6 @@ of them (a hostile model of huge tensors); operators past it get no overlap.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.overlap_pairs import OverlapPair
@@ -36,6 +35,7 @@ from arenalens.builds.kernel_paths import (
 )
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
+from arenalens.records import record
 from arenalens.runtimes.tflm.kernels import registry
 from arenalens.runtimes.tflm.kernels.base import (
     AccessByPath,
@@ -57,7 +57,7 @@ MAX_PAIRS_PER_OPERATOR = 32
 _BYTE_TYPES = frozenset({"INT8", "UINT8"})
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OverlapDistance:
     """The answer for one (operator, input tensor, output tensor)."""
 

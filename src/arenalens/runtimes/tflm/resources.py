@@ -30,12 +30,12 @@ in the tail, as "Persistent buffer data" (*micro_resource_variable.cc*):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Tensor
 from arenalens.memo import recent_by_identity
+from arenalens.records import record
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 from arenalens.units import format_bytes_exact
 
@@ -45,7 +45,7 @@ ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
 READ_VARIABLE = "READ_VARIABLE"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ResourceBuffer:
     """One variable's buffer: allocated in the Prepare of one ASSIGN_VARIABLE."""
 
@@ -56,7 +56,7 @@ class ResourceBuffer:
     tensor: Tensor  # the assigned value: its bytes size the buffer
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ResourceVariables:
     """What resource variables cost one model's setup."""
 
@@ -69,7 +69,7 @@ class ResourceVariables:
     mismatches: tuple[SizeMismatch, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SizeMismatch:
     """A READ_VARIABLE output or ASSIGN_VARIABLE value whose bytes are not its variable's."""
 

@@ -11,7 +11,6 @@ the real interpreter, the wheel, in a child process (`probe`, `verify`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem
@@ -20,6 +19,7 @@ from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import ALL_PATHS, KernelPath
 from arenalens.ir import Model, OfflinePlan, Tensor
 from arenalens.planning.problem import Plan
+from arenalens.records import record
 from arenalens.runtimes import MemoryBudget, Runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas, tflm_timeline_with_scratch
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # what the door hands out; each module loads when its questio
     from arenalens.runtimes.verification import Prediction, VerifyResult
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TflmRuntime:
     """TFLM as a `runtimes.Runtime`."""
 

@@ -24,6 +24,7 @@ from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model, Tensor
 from arenalens.memo import forgettable
 from arenalens.planning.problem import align_up
+from arenalens.records import record
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
@@ -114,7 +115,7 @@ def _tensor_struct(
     ]
 
 
-@dataclass(frozen=True)
+@record()
 class PlanFacts:
     """What setup needs to know about the plan besides the model."""
 

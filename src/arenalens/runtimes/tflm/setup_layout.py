@@ -13,11 +13,11 @@ differ (the plain allocator's need 104 bytes less on Cortex-M, 232 on the wheel)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
 from arenalens.builds.build import COMPRESSION, HOST, Build, build_title
+from arenalens.records import record
 from arenalens.runtimes.tflm import structs
 from arenalens.runtimes.tflm.abi import Struct
 
@@ -50,7 +50,7 @@ CATEGORY_UNITS: Mapping[str, str] = MappingProxyType(
 LINEAR_PLANNER_CAPACITY = structs.LINEAR_PLANNER_CAPACITY
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RuntimeLayout:
     """Struct sizes of one TFLM build: what the runtime's own bookkeeping costs, in bytes."""
 

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from math import gcd
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
+from arenalens.records import record
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.setup_layout import (
     CATEGORY_ORDER,
@@ -92,7 +93,7 @@ class Allocation(NamedTuple):
 new_allocation = partial(tuple.__new__, Allocation)
 
 
-@dataclass(frozen=True)
+@record()
 class SetupOutcome:
     """One replay: did setup fit, where it failed, and what print_allocations() would print."""
 
@@ -202,7 +203,7 @@ def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = H
     return settle(sequence, layout).minimal_arena
 
 
-@dataclass(frozen=True)
+@record()
 class Settled:
     """What every arena size from the minimal one on gives (`settle`): setup fits, with this head
     (None: the walk cannot tell, and only a replay can) and a tail that depends only on the

@@ -9,7 +9,6 @@ kernels set up but refuse a type only when Invoke runs; those are reasons too, w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
 
@@ -17,6 +16,7 @@ from arenalens.builds.build import HOST, Build
 from arenalens.cannot_run import group_refusals
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
+from arenalens.records import record
 from arenalens.runtimes import Obstacle
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -36,7 +36,7 @@ _DTYPE_NAME, _SHAPE = attrgetter("dtype.name"), attrgetter("shape")
 _NOTABLE_EVENTS = frozenset({Refusal, OutputShape, Estimate})
 
 
-@dataclass(frozen=True)
+@record()
 class Support:
     """Whether TFLM runs a model on one build, and the operators whose bytes are estimates."""
 

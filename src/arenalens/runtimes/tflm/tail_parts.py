@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from arenalens.records import record
 from arenalens.runtimes.sections import SectionItem, SectionPart
 from arenalens.runtimes.tflm.setup_layout import (
     EVAL_TENSORS,
@@ -32,7 +32,7 @@ from arenalens.runtimes.tflm.setup_replay import Action, Allocation, replay
 LARGEST_ITEMS = 3  # allocations named per part
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TailPart:
     """One kind of persistent data: its name, what it is, and its print_allocations() category."""
 
@@ -137,7 +137,7 @@ def part_of(step: Allocation) -> TailPart:
     return RUNTIME_OBJECTS
 
 
-@dataclass(frozen=True)
+@record()
 class TailBreakdown:
     """The tail at one arena size, by part (parts in first-allocation order, none empty)."""
 
@@ -193,7 +193,7 @@ def tail_breakdown(sequence: Sequence[Allocation], arena_size: int) -> TailBreak
     return TailBreakdown(arena_size, parts)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SetupNeed:
     """What needs the bytes between head and tail: a short name and the allocation that fails
     one byte below the minimal arena."""

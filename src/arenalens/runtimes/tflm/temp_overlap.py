@@ -22,9 +22,8 @@ smallest size from which every larger one works.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from arenalens.builds.abi import Abi
+from arenalens.records import record
 from arenalens.runtimes.tflm.kernels.base import OverTemps
 from arenalens.runtimes.tflm.structs import (
     TEMP_AFFINE_PART,
@@ -39,7 +38,7 @@ _DEALLOC_READS = ("quantization.type", "quantization.params", "affine.zero_point
 _DEALLOC_WRITES = ("quantization.type", "quantization.params", "data", "dims")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Member:
     """One member of a temp view on one ABI: which temp (None: every live one), which struct,
     its byte range in that struct (None: to the struct's end), and the new values that break
@@ -52,7 +51,7 @@ class Member:
     breaks_on: frozenset[int] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Hazard:
     """A persistent buffer's `OverTemps`, resolved to bytes on one ABI."""
 

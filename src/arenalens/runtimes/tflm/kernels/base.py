@@ -28,7 +28,7 @@ from arenalens.analysis.operands import operands as operands  # noqa: PLC0414
 from arenalens.builds.build import REFERENCE, Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.records import quick_init
+from arenalens.records import quick_init, record
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.kernels.families import Families
 from arenalens.tflite.custom_options import custom_options
@@ -41,7 +41,7 @@ SETUP = "setup"  # AllocateTensors fails: the model cannot be set up
 INVOKE = "invoke"  # setup succeeds, Invoke fails
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TempField:
     """A member of one of the kernel's live temp TfLiteTensors that Prepare reads after it wrote
     a persistent buffer: `name` is a TfLiteTensor member ("dims", "type", "data", "bytes",
@@ -55,7 +55,7 @@ class TempField:
     breaks_on: frozenset[int] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OverTemps:
     """How a persistent buffer a kernel fills in Prepare, while its temp TfLiteTensors are live,
     can break setup (`temp_overlap`). AllocatePersistentBuffer checks the head, not the temp end,
@@ -166,7 +166,7 @@ class Refusal:
     fix: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ScratchNumberAtLeast:
     """Eval checks the model-wide number of the operator's first scratch request
     (`TFLITE_DCHECK_GE(buffer_idx, minimum)`): the setups (`setups`), which count the requests of
@@ -199,7 +199,7 @@ Event = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Fixed:
     """A struct size known only as measured on the 64-bit wheel (bytes, alignment): used as is on
     every build, an upper bound where pointers shrink. Rules should move to a `Struct`."""
@@ -302,7 +302,7 @@ RuleFunction = Callable[[KernelContext], Events]
 DistanceFunction = Callable[[KernelContext, frozenset[int], int], "int | None"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class AccessOrder:
     """The order a kernel writes its output and reads its data inputs, as far as letting the
     output start below a dying input goes (`access_order` builds the traces, `overlap` pairs the
@@ -315,7 +315,7 @@ class AccessOrder:
     distance: DistanceFunction
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class NoOverlap:
     """The kernel's output may never share bytes with an input, and why (it re-reads its input,
     keeps state, writes before it reads, or nobody has traced its loops)."""
@@ -323,7 +323,7 @@ class NoOverlap:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class AccessByPath:
     """A library kernel whose loops depend on the operator (its types, shapes, the core's code
     path): `choose` gives the order of the path this operator takes, or None where the library
@@ -463,7 +463,7 @@ def variant(reference: KernelRule, *, library: str, source: str, **changes: Any)
     return replace(reference, source=source, library=library, reference=reference, **changes)
 
 
-@dataclass(frozen=True)
+@record()
 class OptimizedKernels:
     """A kernel library TFLM builds with `OPTIMIZED_KERNEL_DIR=<dir>`: the operators whose
     kernel it takes from that directory (`replaces`) and arenalens's rule for each (`rules`,

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
 
 from arenalens.builds.build import Build
 from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES
 from arenalens.ir import Tensor
+from arenalens.records import record
 from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
     scale_of,
@@ -127,7 +127,7 @@ def g(value: float) -> str:
 _ROUNDS_TO_ONE = 1.0 - 2.0**-32
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Multiplier:
     """QuantizeMultiplier's result: the int32 significand and the shift (a power of two)."""
 
