@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from arenalens.errors import ModelError
 from arenalens.tflite import opcodes, reader
-from arenalens.tflite.builder import ModelBuilder, _Writer
+from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, _Writer
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.tables import (
     MalformedTableError,
@@ -276,3 +276,46 @@ def test_reading_a_model_without_an_offline_plan_leaves_its_codec_unimported(
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert ran.stdout.strip() == "False"
+
+
+def _scaled_chain(count: int) -> bytes:
+    """`count` per-channel quantized tensors in one subgraph (a chain of ADDs)."""
+    builder = ModelBuilder()
+    main = builder.add_subgraph()
+    quantization = QuantizationSpec((0.5, 0.25), (0, 0))
+    previous = main.add_tensor("input", (2,), "INT8", quantization=quantization)
+    main.set_inputs([previous])
+    for index in range(count):
+        output = main.add_tensor(f"add_{index}", (2,), "INT8", quantization=quantization)
+        main.add_operator("ADD", [previous, previous], [output])
+        previous = output
+    main.set_outputs([previous])
+    return builder.build()
+
+
+def test_table_at_is_the_vectors_table_and_refuses_past_its_end() -> None:
+    data = _scaled_chain(5)
+    root = TableView(data, struct.unpack_from("<I", data, 0)[0], len(data))
+    subgraph = root.table_at(8, 0)  # Model.subgraphs (its vtable slot)
+    assert subgraph.pos == root.tables(8)[0].pos
+    tensors = subgraph.tables(4)  # SubGraph.tensors
+    assert [subgraph.table_at(4, i).pos for i in range(len(tensors))] == [t.pos for t in tensors]
+    for past in (len(tensors), -1):
+        with pytest.raises(IndexError):
+            subgraph.table_at(4, past)
+
+
+def test_one_tensors_scales_are_read_without_a_view_of_every_tensor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Called once per tensor (LiteRT's prepare, a split's channels), a view of every tensor per
+    # call made reading a model's scales quadratic in its size.
+    model = load_model(_scaled_chain(6))
+
+    def every_table(self: TableView, slot: int) -> list[TableView]:
+        raise AssertionError("read one table, not the whole vector")
+
+    monkeypatch.setattr(TableView, "tables", every_table)
+    assert reader.read_quantization_scales(model, 0, 6) == (0.5, 0.25)
+    assert reader.read_quantization_zero_points(model, 0, 3) == (0, 0)
+    assert reader.read_custom_options(model, 0, 2) == b""

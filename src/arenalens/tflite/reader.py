@@ -360,7 +360,9 @@ def _quantization_vector(
     """One vector of a tensor's QuantizationParameters, its elements of struct `code`."""
     parser = _Parser(model.data, model.source)
     fb_tensor = (
-        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
+        parser.root()
+        .table_at(_ModelSlots.SUBGRAPHS, subgraph)
+        .table_at(_SubgraphSlots.TENSORS, tensor)
     )
     quantization = fb_tensor.table(_TensorSlots.QUANTIZATION)
     if quantization is None:
@@ -377,7 +379,9 @@ def read_dims_entry(model: Model, subgraph: int, tensor: int, index: int) -> int
     file."""
     parser = _Parser(model.data, model.source)
     fb_tensor = (
-        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
+        parser.root()
+        .table_at(_ModelSlots.SUBGRAPHS, subgraph)
+        .table_at(_SubgraphSlots.TENSORS, tensor)
     )
     start, _ = fb_tensor.vector(_TensorSlots.SHAPE, 4)
     position = start + 4 * index
@@ -395,8 +399,8 @@ def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:
     try:
         fb_operator = (
             parser.root()
-            .tables(_ModelSlots.SUBGRAPHS)[subgraph]
-            .tables(_SubgraphSlots.OPERATORS)[operator]
+            .table_at(_ModelSlots.SUBGRAPHS, subgraph)
+            .table_at(_SubgraphSlots.OPERATORS, operator)
         )
         data, length = fb_operator.vector(_OperatorSlots.CUSTOM_OPTIONS, 1)
         if not data:

@@ -452,6 +452,16 @@ class TableView:
         start = self.target(slot)
         return TableView(self.buf, start, self.size) if start else None
 
+    def table_at(self, slot: int, index: int) -> TableView:
+        """The `index`-th table of a [Table] vector field (IndexError past its end, as `tables`
+        gives): one offset read, so a caller that wants one tensor of many does not make a view
+        of each (per tensor, that would be quadratic in the model's size)."""
+        data, length = self.vector(slot, 4)
+        if not 0 <= index < length:
+            raise IndexError(f"table {index} of a vector of {length}")
+        position = data + 4 * index
+        return TableView(self.buf, position + _U32.unpack_from(self.buf, position)[0], self.size)
+
     def tables(self, slot: int) -> list[TableView]:
         """A [Table] vector field as views (empty when absent)."""
         data, length = self.vector(slot, 4)
