@@ -106,3 +106,12 @@ def test_a_verdict_s_lines_print_without_rich_and_as_rich_prints_them() -> None:
             assert render_text(lines, color=color, width=width) == _reference(
                 lines, color=color, width=width
             )
+
+
+def test_a_grid_cell_is_text_not_markup() -> None:
+    # A name in a cell (a tensor's, a path) may read like a rich tag: drawn as written, not
+    # parsed (a '[/]' made rich raise MarkupError; found by the property test above).
+    grid = Grid((GridColumn(), GridColumn("right")), (("[/]", "[bold]x[/bold]"), ("a", "b")))
+    lines = render_text([grid], color=False, width=40).splitlines()
+    assert lines[0].split() == ["[/]", "[bold]x[/bold]"]
+    assert "[/]" in render_text([grid], color=True, width=40)

@@ -73,8 +73,9 @@ class GridColumn:
 @record(slots=True)
 class Grid:
     """A table without header, borders or lines between rows: each cell padded `padding`
-    (left, right) spaces, its column as wide as its widest cell. Cells are rich markup (rich
-    reads a `[` as the start of a style tag)."""
+    (left, right) spaces, its column as wide as its widest cell. Cells are plain text, never
+    markup: a cell may hold a name from the model or the user (a `[/]` in it is drawn, not read
+    as a style tag)."""
 
     columns: tuple[GridColumn, ...]
     rows: tuple[tuple[str, ...], ...]
@@ -82,13 +83,14 @@ class Grid:
 
     def __rich__(self) -> Table:
         from rich.table import Table  # noqa: PLC0415 - rich only when rich renders
+        from rich.text import Text  # noqa: PLC0415
 
         left, right = self.padding
         table = Table(show_header=False, box=None, padding=(0, right, 0, left))
         for column in self.columns:
             table.add_column(justify=column.justify, style=column.style or None)  # type: ignore[arg-type]
         for row in self.rows:
-            table.add_row(*row)
+            table.add_row(*map(Text, row))  # a str cell would be parsed as markup
         return table
 
 
