@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Protocol
 
 from arenalens.ir import Model
 from arenalens.runtimes.litert import glibc
-from arenalens.runtimes.litert.heap_control_flow import ControlFlowRun
+from arenalens.runtimes.litert.heap_control_flow import ControlFlowRun, Replayed
 from arenalens.runtimes.litert.heap_interpreter import (
     ARENA_ALIGNMENT,
     Block,
@@ -78,28 +78,6 @@ class BackendLike(Protocol):
 
     @property
     def initialized(self) -> frozenset[int]: ...
-
-
-class Replayed(Protocol):
-    """The init subgraph's first run as heap_invoke replays it (its FirstInvoke)."""
-
-    @property
-    def kept(self) -> int: ...
-
-    @property
-    def peak(self) -> int: ...
-
-    @property
-    def exact(self) -> bool: ...
-
-    @property
-    def estimated(self) -> tuple[str, ...]: ...
-
-    @property
-    def peak_exact(self) -> bool: ...
-
-    @property
-    def backend_after(self) -> object: ...
 
 
 def init_index(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> int:
