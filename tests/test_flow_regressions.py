@@ -629,3 +629,29 @@ def test_the_larger_input_after_optimize_declares_what_its_command_writes(
     assert "--kernels" not in step["command"], step["command"]
     written = _json(capsys, *shlex.split(step["command"])[1:])
     assert written["written"] and written["new_required_bytes"] == promised
+
+
+def test_one_build_has_one_kernels_spelling_whatever_the_user_typed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`check ... --cpu esp32 --kernels esp-nn@1.2.3` suggested `check ... --target all --cpu
+    esp32 --kernels esp-nn@1.2.3` (the words as typed) beside `diagnose ... --kernels esp-nn`,
+    and `arenalens.check(..., build=device_build('esp32', 'esp-nn@1.2.3'))` `--kernels esp-nn`:
+    ESP-NN 1.2.3 is the default release, so the spellings select equal builds. Every view now
+    spells the build as `kernels_flag` does. Found by the flows' api-agrees claim (seed 1300401,
+    flow 13)."""
+    import arenalens
+
+    spellings = ("esp-nn", "esp-nn@1.2.3", "ESP_NN@v1.2.3")
+    documents, texts = [], []
+    for kernels in spellings:
+        words = ["example:kws_ds_cnn", "--cpu", "esp32", "--kernels", kernels, "--budget", "8KB"]
+        documents.append(_json(capsys, "check", *words))
+        texts.append(_run(capsys, "report", *words, "--no-color")[1])
+        build = arenalens.device_build("esp32", kernels)
+        api = arenalens.check("example:kws_ds_cnn", build=build, budget="8KB").as_dict()
+        assert json.loads(json.dumps(api)) == documents[-1]
+    assert documents[0] == documents[1] == documents[2]
+    assert texts[0] == texts[1] == texts[2]
+    commands = [step["command"] for step in documents[0]["next_steps"] if step["command"]]
+    assert commands and all("--kernels esp-nn " in command + " " for command in commands)

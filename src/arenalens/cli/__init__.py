@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens import __version__
-from arenalens.cli.command_line import rerun
+from arenalens.cli.command_line import rerun, with_value
 from arenalens.cli.interpreters import require_interpreters
 from arenalens.errors import ArenalensError, UnplacedValueError
 
@@ -284,6 +284,7 @@ def _parse_and_run(argv: Sequence[str] | None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.argv = list(argv)  # the user's words, for commands that suggest them again
+    _spell_kernels(args)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
@@ -292,6 +293,20 @@ def _parse_and_run(argv: Sequence[str] | None) -> int:
     require_interpreters(args.command_name, args)
     code: int = handler(args)
     return code
+
+
+def _spell_kernels(args: argparse.Namespace) -> None:
+    """--kernels as builds spell it ('ESP_NN@v1.2.3', 'esp-nn@1.2.3' → 'esp-nn', the default
+    release; 'cmsisnn' → 'cmsis-nn'): two spellings of one build select equal builds, so every
+    view and suggested command (`Asked`, the user's words again) spells it once, as
+    `arenalens.check` does (`kernels_flag`); UsageError for a library not known."""
+    kernels = getattr(args, "kernels", None)
+    if not kernels:
+        return
+    from arenalens.builds.build import kernels_option  # noqa: PLC0415 - only when given
+
+    args.kernels = kernels_option(kernels).spelling
+    args.argv = with_value(args.argv, "--kernels", args.kernels)
 
 
 def console_main() -> None:

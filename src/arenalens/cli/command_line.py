@@ -16,6 +16,13 @@ def with_option(words: list[str], option: str, value: str) -> list[str]:
     return [*words, option, value]
 
 
+def with_value(words: list[str], option: str, value: str) -> list[str]:
+    """A command line with `option value` in place of the option's value where it gives one
+    (`--kernels X` or `--kernels=X`), else unchanged."""
+    given = any(word == option or word.startswith(option + "=") for word in words)
+    return with_option(words, option, value) if given else words
+
+
 def without_options(words: list[str], *options: str) -> list[str]:
     """A command line without these options and their values (`--cpu X` or `--cpu=X`)."""
     kept: list[str] = []
