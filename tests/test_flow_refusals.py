@@ -230,3 +230,54 @@ def test_optimize_on_a_linux_device_names_no_check_that_cannot_size_the_model(
     assert code == 2 and command.startswith("arenalens check")
     code, _out, err = _run(capsys, *shlex.split(command)[1:])
     assert code in (0, 1), err
+
+
+def _doubled_image(scale: float) -> bytes:
+    """One image input added to itself by an int8 ADD with a fused RELU6 at `scale` (at 1e-9
+    LiteRT's builtin ADD refuses it at every size, as `_add_with_relu6`)."""
+    from arenalens.tflite.builder import ModelBuilder, quantization
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    image, output = (
+        graph.add_tensor(name, [1, 32, 32, 4], "INT8", quantization=quantization(scale, 0))
+        for name in ("image", "y")
+    )
+    graph.add_operator("ADD", [image, image], [output], options={"fused_activation_function": 3})
+    graph.set_inputs([image])
+    graph.set_outputs([output])
+    return builder.build()
+
+
+@pytest.mark.runtime
+def test_no_input_shape_is_suggested_for_a_model_litert_refuses_at_every_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report MODEL` of a model LiteRT's builtin kernels refuse at every size (a fused RELU6
+    bound overflowing int32) gave the input-resolution hint "measure it first with
+    --input-shape 'image=1x16x16x4'", and `check MODEL --input-shape image=1x16x16x4` exits 2:
+    --input-shape sizes the new input with those kernels. The hint now says the refusal first
+    and names no --input-shape; a calibrated model still gets it, and it runs."""
+    pytest.importorskip("ai_edge_litert")
+    path = tmp_path / "image.tflite"
+    path.write_bytes(_doubled_image(1e-9))
+    resized = ("--input-shape", "image=1x16x16x4", "--budget", "4MB")
+    code, _out, err = _run(capsys, "check", str(path), *resized)
+    assert code == 2 and "at its own size too" in err, err
+    for words in (("--runtime", "litert"), ("--runtime", "litert", "--what-if"), ("--cpu", "m7")):
+        (hint,) = [
+            finding
+            for finding in _json(capsys, "diagnose", str(path), *words)["findings"]
+            if finding["details"].get("hint") == "input-resolution"
+        ]
+        assert "refuses the model at every size" in hint["message"], words
+        assert "no_integer_overflow_from_quantization" in hint["message"]
+        assert "--input-shape '" not in hint["fix"] and hint["fix"].startswith("first make")
+    _code, out, _err = _run(capsys, "report", str(path), "--no-color")
+    assert "first make LiteRT's builtin kernels take the model" in " ".join(out.split())
+    assert "measure it first" not in out
+    path.write_bytes(_doubled_image(0.05))
+    _code, out, _err = _run(capsys, "report", str(path), "--no-color")
+    assert "measure it first with --input-shape 'image=1x16x16x4'" in " ".join(out.split())
+    code, _out, err = _run(capsys, "check", str(path), *resized)
+    assert code == 0, err

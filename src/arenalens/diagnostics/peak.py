@@ -372,10 +372,16 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         return None
     index, axes = images[0]
     tensor = main.tensors[index]
-    if not context.what_if:
-        return _resolution_finding(context, index, _scaled_shape(tensor.shape, axes, (1, 2)), None)
-    failures = []
     half = _scaled_shape(tensor.shape, axes, (1, 2))
+    refused = _refused_at_every_size(context.model)
+    if refused:
+        # `--input-shape` sizes the smaller input with LiteRT's builtin kernels, which refuse
+        # the model at its own size already: no command can measure it (it exits 2).
+        finding = _resolution_finding(context, index, half, None, refused=refused)
+        return replace(finding, details={**finding.details, "not_computed": refused})
+    if not context.what_if:
+        return _resolution_finding(context, index, half, None)
+    failures = []
     for scale in RESOLUTION_SCALES:
         shape = _scaled_shape(tensor.shape, axes, scale)
         try:
@@ -395,8 +401,19 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         if bound >= baseline:
             return None
         return _resolution_finding(context, index, shape, (baseline, bound))
-    finding = _resolution_finding(context, index, half, None)
+    # LiteRT refused both sizes: `--input-shape` at either would exit 2, so none is named.
+    finding = _resolution_finding(context, index, half, None, measurable=False)
     return replace(finding, details={**finding.details, "not_computed": failures[-1]})
+
+
+def _refused_at_every_size(model: Model) -> str:
+    """What LiteRT's builtin kernels refuse at setup whatever the input size ('': nothing),
+    as diagnose's cannot-run finding words it: shape propagation (`--input-shape`) runs them."""
+    from arenalens.cannot_run import group_refusals  # noqa: PLC0415 - image models only
+    from arenalens.runtimes.litert.refusals import setup_refusals  # noqa: PLC0415
+
+    refusals = group_refusals(model, setup_refusals(model))
+    return refusals[0].text() if refusals else ""
 
 
 def _scaled_shape(
@@ -415,9 +432,13 @@ def _resolution_finding(
     bounds: tuple[int, int] | None,
     *,
     unavailable: bool = False,
+    measurable: bool = True,
+    refused: str = "",
 ) -> Finding:
     """The hint at `shape`; `bounds` (before, after) when re-planned, `unavailable` when
-    --what-if could not re-plan for want of the LiteRT interpreter."""
+    --what-if could not re-plan for want of the LiteRT interpreter; not `measurable` when
+    LiteRT could not size `shape`, `refused` what its builtin kernels refuse at every size
+    (said first). A hint no `--input-shape` can measure names none."""
     tensor = context.model.subgraphs[0].tensors[index]
     layout = image_axes(tensor.shape)
     assert layout is not None
@@ -426,7 +447,14 @@ def _resolution_finding(
         1, shape[height_axis] * shape[width_axis]
     )
     message = (
-        f"input resolution: '{short_name(tensor.name)}' is "
+        (
+            "input resolution: no smaller input can be sized: LiteRT, whose builtin kernels "
+            f"size another input (--input-shape), refuses the model at every size ({refused}); "
+            "once it runs, "
+            if refused
+            else "input resolution: "
+        )
+        + f"'{short_name(tensor.name)}' is "
         f"{tensor.shape[height_axis]}x{tensor.shape[width_axis]}; at "
         f"{shape[height_axis]}x{shape[width_axis]} every feature map before the first global "
         f"pooling shrinks about {factor:.2g}x"
@@ -434,8 +462,10 @@ def _resolution_finding(
     wanted = "x".join(str(d) for d in shape)
     details: dict[str, object] = {"hint": "input-resolution", "shape": list(shape)}
     saving = None
-    if bounds is None:
-        if not context.what_if:
+    if bounds is None and not refused:
+        if not measurable:
+            message += " (LiteRT could not propagate a smaller input through this graph)"
+        elif not context.what_if:
             message += " (diagnose --what-if re-plans it with LiteRT's shape propagation)"
         elif unavailable:
             from arenalens.runtimes.litert.shapes import INSTALL_HINT  # noqa: PLC0415
@@ -444,9 +474,7 @@ def _resolution_finding(
                 " (not re-planned: LiteRT, which propagates the shapes, is not installed: "
                 f"{INSTALL_HINT})"
             )
-        else:
-            message += " (LiteRT could not propagate a smaller input through this graph)"
-    else:
+    elif bounds is not None:
         before, after = bounds
         saving = before - after
         message += (
@@ -454,13 +482,20 @@ def _resolution_finding(
             f"{format_bytes_exact(before)} to {format_bytes_exact(after)}"
         )
         details["lower_bound"] = after
+    fix = "train / convert at the lower resolution if accuracy allows"
+    if refused:
+        fix = (
+            "first make LiteRT's builtin kernels take the model (they refuse it at every size, "
+            f"so no --input-shape measures a smaller input); then {fix}"
+        )
+    elif measurable:
+        fix += f"; measure it first with --input-shape '{tensor.name}={wanted}'"
     return Finding(
         rule="design-hints",
         severity=Severity.INFO,
         location=Location(0, None, (index,)),
         message=message,
-        fix="train / convert at the lower resolution if accuracy allows; measure it first with "
-        f"--input-shape '{tensor.name}={wanted}'",
+        fix=fix,
         saving_bytes=saving,
         details=details,
     )

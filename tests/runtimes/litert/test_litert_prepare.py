@@ -594,7 +594,7 @@ def test_integer_lstm_kernel_follows_the_intermediate_count() -> None:
 
 def test_custom_operators_the_wheel_registers_are_not_obstacles() -> None:
     # register.cc AddCustom: NumericVerify runs (the numeric_verify case allocates for real).
-    from arenalens.runtimes.litert.rules import unresolved_custom_operators
+    from arenalens.runtimes.litert.refusals import unresolved_custom_operators
 
     for name in ("numeric_verify", "detection_fast_nms"):
         assert unresolved_custom_operators(case_model(name)) == (), name

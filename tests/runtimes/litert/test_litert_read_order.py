@@ -13,7 +13,7 @@ from arenalens.cli import main
 from arenalens.declared import Status
 from arenalens.litert_memory import litert_memory
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert.rules import unwritten_variable_reads
+from arenalens.runtimes.litert.refusals import unwritten_variable_reads
 from arenalens.tflite.reader import parse_model
 from tests.litert_variable_cases import read_order_model, scalar_read_model
 

@@ -182,7 +182,7 @@ def test_the_html_report_says_it_first(tmp_path: Path, capsys: pytest.CaptureFix
 
 @pytest.mark.parametrize("name", shared_params())
 def test_litert_cannot_run_exactly_the_models_with_unresolved_custom_ops(name: str | None) -> None:
-    from arenalens.runtimes.litert.rules import unresolved_custom_operators
+    from arenalens.runtimes.litert.refusals import unresolved_custom_operators
 
     assert name is not None
     real = shared_reference()[name]["litert"]
