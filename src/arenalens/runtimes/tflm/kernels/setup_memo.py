@@ -164,6 +164,16 @@ def _tensors_key(
         return None
 
 
+def resting() -> bool:
+    """Whether the memo rests for the next operator (`_Gate`; counted as asked): its caller
+    computes the events itself then, without `recalled`."""
+    gate = _gate
+    if gate.resting:
+        gate.resting -= 1
+        return True
+    return False
+
+
 def recalled(
     context: base.KernelContext, compute: Callable[[base.KernelContext], KernelEvents]
 ) -> KernelEvents:

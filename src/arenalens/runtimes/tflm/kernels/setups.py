@@ -116,12 +116,14 @@ def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
 class _Kernel(NamedTuple):
     """What one operator's events take from its kernel alone, on one build: whether the build
     registers it, its rule, its parsed options' (bytes, alignment), and its Init's events when
-    they depend on the build alone (`base.BUILD_ONLY_INITS`; else None)."""
+    they depend on the build alone (`base.BUILD_ONLY_INITS`; else None), checked, with the
+    event types they hold (`init_kinds`)."""
 
     registered: bool
     rule: base.KernelRule | None
     builtin_data: tuple[int, int] | None
     init: tuple[base.Event, ...] | None
+    init_kinds: frozenset[type] = frozenset()
 
 
 class Kernels:
@@ -135,13 +137,18 @@ class Kernels:
         self.build = build
         self.found = _facts(build)
 
-    def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
-        """`kernel_events` with this pass's kernel facts."""
+    def kernel(self, context: base.KernelContext) -> _Kernel:
+        """The facts of the operator's kernel on this build (found on first asking)."""
         operator = context.operator
         key = (operator.opcode, operator.custom_code is not None)
         kernel = self.found.get(key)
         if kernel is None:
             kernel = self.found[key] = _kernel(context)
+        return kernel
+
+    def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
+        """`kernel_events` with this pass's kernel facts."""
+        kernel = self.kernel(context)
         rule = kernel.rule
         if rule is None:
             return (
@@ -156,7 +163,14 @@ class Kernels:
     def setup(self, context: base.KernelContext, earlier_scratch: int) -> OperatorSetup:
         """`operator_setup` with this pass's kernel facts: the rule's events (remembered or
         not: `setup_memo`), checked in one pass that also notes the types they hold."""
-        registered, rule, options, init, prepare, kinds = setup_memo.recalled(context, self.events)
+        if setup_memo.resting():
+            kernel = self.kernel(context)
+            if kernel.init is not None:  # (most kernels): no KernelEvents to take apart
+                return self._set_up(context, kernel, earlier_scratch)
+            events = self.events(context)
+        else:
+            events = setup_memo.recalled(context, self.events)
+        registered, rule, options, init, prepare, kinds = events
         if kinds is not None:  # remembered: checked when it was
             return _new_setup((context, registered, rule, options, init, prepare, kinds, None))
         if rule is None:
@@ -170,6 +184,29 @@ class Kernels:
         # A kernel other builds register (ethos-u) still says what it would allocate there.
         holds = frozenset(found)
         return _new_setup((context, registered, rule, options, init, prepare, None, holds))
+
+    @staticmethod
+    def _set_up(
+        context: base.KernelContext, kernel: _Kernel, earlier_scratch: int
+    ) -> OperatorSetup:
+        """`setup` of a kernel whose Init depends on the build alone, the memo not asked: only
+        Prepare runs and is checked (the Init was, with its kinds, when the kernel was found)."""
+        rule = kernel.rule
+        assert rule is not None and kernel.init is not None  # (`_kernel`: a rule's Init)
+        found = set(kernel.init_kinds)
+        prepare = _checked(context, tuple(rule.prepare(context)), earlier_scratch, found)
+        return _new_setup(
+            (
+                context,
+                kernel.registered,
+                rule,
+                kernel.builtin_data,
+                kernel.init,
+                prepare,
+                None,
+                frozenset(found),
+            )
+        )
 
 
 # The kernel facts found so far, by build: a function of the build and the registry's rules
@@ -204,16 +241,17 @@ def _kernel(context: base.KernelContext) -> _Kernel:
     rule = rule_for(opcode, context.build)
     if rule is None:
         return _Kernel(registered, None, None, None)
-    init = None
-    if rule.init in base.BUILD_ONLY_INITS:
-        # Checked here, once per kernel and build (sizes of the build alone: one struct).
-        init = _checked(context, tuple(rule.init(context)), 0, set())
-    return _Kernel(registered, rule, rule.builtin_bytes(context), init)
+    if rule.init not in base.BUILD_ONLY_INITS:
+        return _Kernel(registered, rule, rule.builtin_bytes(context), None)
+    # Checked here, once per kernel and build (sizes of the build alone: one struct).
+    kinds: set[type] = set()
+    init = _checked(context, tuple(rule.init(context)), 0, kinds)
+    return _Kernel(registered, rule, rule.builtin_bytes(context), init, frozenset(kinds))
 
 
 # The events with a size of their own: `nbytes` is the first field of each.
 _SIZED = frozenset({base.Persistent, base.Scratch, base.TempBytes})
-_TEMP_TENSOR, _SCRATCH_NUMBER = base.TempTensor, base.ScratchNumberAtLeast
+_SCRATCH_NUMBER = base.ScratchNumberAtLeast
 
 
 def _checked(
@@ -224,21 +262,17 @@ def _checked(
 ) -> tuple[base.Event, ...]:
     """A rule's events with every size checked non-negative (`KernelContext.checked_size`) and
     each scratch-number check decided (`_scratch_numbers`), the types of the events that result
-    added to `kinds`. One pass, by exact type (no event type has subclasses): this runs for
-    every event of every operator, most of them temp tensors. Without a scratch-number check the
-    events are the same: the tuple itself."""
-    temps = False
-    for event in events:
-        kind = type(event)
-        if kind is _TEMP_TENSOR:
-            temps = True
-            continue
-        kinds.add(kind)
-        if kind in _SIZED and event[0] < 0:  # type: ignore[index, operator]
-            context.checked_size(event[0], _size_name(event))  # type: ignore[index, arg-type]
-    if temps:
-        kinds.add(_TEMP_TENSOR)
-    if _SCRATCH_NUMBER in kinds:
+    added to `kinds`. This runs for every operator: the types are found in C, and only events
+    with a size of their own are looked at one by one (no event type has subclasses). Without a
+    scratch-number check the events are the same: the tuple itself."""
+    these = set(map(type, events))
+    kinds |= these
+    if not these.isdisjoint(_SIZED):
+        sized = _SIZED
+        for event in events:
+            if type(event) in sized and event[0] < 0:  # type: ignore[index, operator]
+                context.checked_size(event[0], _size_name(event))  # type: ignore[index, arg-type]
+    if _SCRATCH_NUMBER in these:
         return _scratch_numbers(events, earlier_scratch, kinds)
     return events
 
