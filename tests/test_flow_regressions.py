@@ -655,3 +655,46 @@ def test_one_build_has_one_kernels_spelling_whatever_the_user_typed(
     assert texts[0] == texts[1] == texts[2]
     commands = [step["command"] for step in documents[0]["next_steps"] if step["command"]]
     assert commands and all("--kernels esp-nn " in command + " " for command in commands)
+
+
+@pytest.mark.runtime
+def test_a_figure_planned_without_or_tools_says_the_extra_may_lower_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the `exact` extra, `check example:mobilenet_v1_224 --target stm32f746`'s first
+    step promised 199,304 B, with it 193,048 B (the `best` planner's CP-SAT search): each
+    install agreed with itself, but nothing said a better figure needs the extra. A number
+    whose plan went without the exact search, above its lower bound, now says so with the
+    install command; with OR-Tools (or a plan at its bound) nothing is added. Here
+    `optimize example:branchy_inception --overlap` on a Cortex-M7: 36,192 B without, 35,904 B
+    with."""
+    pytest.importorskip("ortools")
+    from arenalens.errors import RuntimeUnavailableError
+    from arenalens.examples import example_bytes
+    from arenalens.ladder import Remedy, _rung
+    from arenalens.optimization import optimize_model
+    from arenalens.planning import optimal
+
+    words = ["optimize", "example:branchy_inception", "--cpu", "cortex-m7", "--kernels"]
+    words += ["cmsis-nn", "--overlap", "-o", str(tmp_path / "o.tflite")]
+    exact = _json(capsys, *words)
+    assert exact["new_required_bytes"] == 35_904 and exact["missing_extra"] is None
+
+    def missing() -> None:
+        raise RuntimeUnavailableError(optimal.INSTALL_HINT)
+
+    monkeypatch.setattr(optimal, "_import_cp_model", missing)
+    without = _json(capsys, *words)
+    assert without["new_required_bytes"] == 36_192
+    assert without["missing_extra"] == "pip install 'arenalens[exact]'"
+    text = " ".join(_run(capsys, *words, "--no-color")[1].split())
+    assert "planned without OR-Tools' exact search, which may lower it: pip install" in text
+    optimization = optimize_model(
+        example_bytes("branchy_inception"),
+        build="cortex-m7/cmsis-nn",
+        overlap=True,
+        prove_inplace=False,
+    )
+    rung = _rung(Remedy.OVERLAP, optimization, ("--overlap",), 40_000)
+    assert rung.as_dict()["missing_extra"] == optimization.missing_extra != ""
+    assert rung.extra_note.endswith("which may lower it: pip install 'arenalens[exact]'")

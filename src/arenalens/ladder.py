@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.records import KERNEL_LIBRARIES
+from arenalens.planning.problem import missing_extra_text
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the optimizer loads only when a model does not fit
@@ -80,6 +81,9 @@ class Rung:
     operators_added: int = 0
     copied_bytes: int = 0  # per inference, by the split's slices, pads and concatenations
     extra_macs: int = 0  # recomputed in halos per inference
+    # The install command of the extra whose exact search its plan went without ('' none:
+    # `Optimization.missing_extra`): with it the number may be lower.
+    missing_extra: str = ""
 
     @property
     def rewrites(self) -> bool:
@@ -98,7 +102,16 @@ class Rung:
             "operators_added": self.operators_added,
             "copied_bytes_per_inference": self.copied_bytes,
             "extra_macs_per_inference": self.extra_macs,
+            "missing_extra": self.missing_extra or None,
         }
+
+    @property
+    def extra_note(self) -> str:
+        """'; planned without OR-Tools' exact search, which may lower it: pip install ...' for
+        the text beside its number, else ''."""
+        if not self.missing_extra:
+            return ""
+        return f"; {missing_extra_text(self.missing_extra)}"
 
 
 @dataclass(frozen=True)
@@ -287,6 +300,7 @@ def _rung(
         operators_added=added,
         copied_bytes=copied,
         extra_macs=macs,
+        missing_extra=optimization.missing_extra,
     )
 
 

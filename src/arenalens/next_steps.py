@@ -407,7 +407,8 @@ class Steps:
                 Step(
                     f"It does not fit {verdict.where}: {short} short as it is, and no rewrite "
                     f"arenalens makes fits at this size (the best, {rung_title(best)}, declares "
-                    f"{format_bytes_exact(best.required_bytes)}, {still} short; tried: {tried})."
+                    f"{format_bytes_exact(best.required_bytes)}, {still} short; tried: "
+                    f"{tried}{best.extra_note})."
                 )
             )
         elif declared.is_process_memory:
@@ -563,7 +564,7 @@ class Steps:
             Step(
                 f"It is {short} short as it is; rewritten with {_remedy_words(rung)} it fits "
                 f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({room}; "
-                f"{rung.cost}):",
+                f"{rung.cost}{rung.extra_note}):",
                 # The ladder computed the rung on the build as asked: without --kernels named,
                 # on every library the core may link (held-out flow 600401:57: the step named
                 # `--kernels reference`, whose optimize declared 125,236 B, not the 125,288 B

@@ -161,6 +161,13 @@ class Optimization:
         return self.chosen.required_bytes
 
     @property
+    def missing_extra(self) -> str:
+        """The install command of the extra whose exact search the written plan went without
+        (`Plan.missing_extra`: OR-Tools; its plan is above its lower bound, so the number may
+        fall with it), else ''."""
+        return "" if self.chosen is None else self.chosen.plan.missing_extra
+
+    @property
     def saved_bytes(self) -> int:
         """Bytes of the number to declare (kTensorArenaSize) given back (none without a plan)."""
         if self.chosen is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from arenalens.effort import cap_settings, deadline
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.planning.bounds import sound_lower_bound
+from arenalens.planning.optimal import EXACT_INSTALL
 from arenalens.planning.portfolio import warm_start
 from arenalens.planning.problem import Problem
 from arenalens.planning.registry import PlannerOutput, register_planner, run_planner
@@ -36,6 +37,7 @@ def best(
     notes = [f"best heuristic: {winner.planner} ({format_bytes_exact(winner.arena_size)})"]
     proven = winner.arena_size <= bound
     final_bound = bound
+    missing_extra = ""
     if not proven:
         try:
             exact = run_planner(
@@ -48,6 +50,7 @@ def best(
             )
         except RuntimeUnavailableError as error:
             notes.append(f"no exact search: {error}")
+            missing_extra = EXACT_INSTALL  # the heuristic's plan is above the bound
         else:
             notes.extend(exact.notes)
             final_bound = exact.bound if exact.bound is not None else bound
@@ -59,4 +62,5 @@ def best(
         proven_optimal=proven or winner.arena_size <= final_bound,
         bound=min(final_bound, winner.arena_size),
         notes=(f"winner: {winner.planner}", *notes),
+        missing_extra=missing_extra,
     )

@@ -39,7 +39,8 @@ from arenalens.planning.problem import Buffer, Problem, arena_size
 from arenalens.planning.registry import PlannerOutput, register_planner
 from arenalens.units import format_bytes_exact
 
-INSTALL_HINT = "the 'optimal' planner needs OR-Tools: pip install 'arenalens[exact]'"
+EXACT_INSTALL = "pip install 'arenalens[exact]'"  # the extra with OR-Tools
+INSTALL_HINT = f"the 'optimal' planner needs OR-Tools: {EXACT_INSTALL}"
 
 
 @register_planner(

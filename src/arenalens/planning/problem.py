@@ -280,6 +280,12 @@ def refuse_fixed_offsets(problem: Problem, planner: str, why: str) -> None:
         raise PlanError(f"{planner} cannot honour fixed offsets (buffers {fixed[:5]}): {why}")
 
 
+def missing_extra_text(install: str) -> str:
+    """How a number from a plan that went without the exact search says so (`Plan.missing_extra`:
+    its install command)."""
+    return f"planned without OR-Tools' exact search, which may lower it: {install}"
+
+
 def align_up(value: int, alignment: int) -> int:
     """Round value up to a multiple of alignment (>= 1)."""
     return -(-value // alignment) * alignment
@@ -298,6 +304,10 @@ class Plan:
     notes: tuple[str, ...] = ()
     # Free-form numbers a planner reports (iterations, nodes explored, ...), for reports only.
     stats: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    # The install command of an optional extra the planner's search went without ('' none): a
+    # plan above its lower bound that the extra's search might have made smaller (`best`
+    # without OR-Tools).
+    missing_extra: str = ""
 
     def offset(self, buffer_id: int) -> int:
         """Offset of one buffer."""

@@ -39,6 +39,7 @@ class PlannerOutput:
     bound: int | None = None
     notes: tuple[str, ...] = ()
     stats: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    missing_extra: str = ""  # `Plan.missing_extra`
 
 
 PlannerFunction = Callable[..., Mapping[int, int] | PlannerOutput]
@@ -138,4 +139,5 @@ def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
         bound=bound,
         notes=output.notes,
         stats=MappingProxyType(dict(output.stats)),
+        missing_extra=output.missing_extra,
     )

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.builds.build import build_summary
+from arenalens.planning.problem import missing_extra_text
 from arenalens.report.console import render_text
 from arenalens.units import format_bytes_exact
 
@@ -48,6 +49,9 @@ def optimize_document(
         "required_bytes": optimization.original_required_bytes,
         "new_required_bytes": optimization.new_required_bytes,
         "saved_bytes": optimization.saved_bytes,
+        # The extra whose exact search the written plan went without (OR-Tools): the number may
+        # fall with it (None: none was missing, or the plan is at its lower bound).
+        "missing_extra": optimization.missing_extra or None,
         "saved_percent": _percent(optimization.saved_bytes, optimization.original_required_bytes),
         "runtime_head": optimization.original_head,
         "new_head": optimization.new_head,
@@ -363,7 +367,11 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
             + (f" ({real['detail']})" if real["detail"] else "")
         )
     if document["output"] is not None and document["written"]:
-        lines.append(f"written: {document['output']} (declare kTensorArenaSize = {after:,})")
+        missing = document.get("missing_extra")
+        lines.append(
+            f"written: {document['output']} (declare kTensorArenaSize = {after:,}"
+            + (f"; {missing_extra_text(missing)})" if missing else ")")
+        )
         lines.extend(_firmware_lines(document.get("firmware")))
     elif document["output"] is not None:
         lines.append(f"NOT written: {document['output']}")

@@ -289,7 +289,9 @@ def _numbers_table(verdict: Verdict) -> Grid:
                 "rewritten",
                 format_bytes_exact(rung.required_bytes),
                 format_bytes_short(rung.required_bytes),
-                f"optimize {' '.join(rung.options) or '(offline plan)'}".rstrip() + tried,
+                f"optimize {' '.join(rung.options) or '(offline plan)'}".rstrip()
+                + tried
+                + rung.extra_note,
             )
         )
     headroom = verdict.headroom_bytes
