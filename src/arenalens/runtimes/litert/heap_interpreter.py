@@ -159,6 +159,7 @@ def creation_blocks(model: Model) -> list[Block]:
     eigen_context = False
     for subgraph in model.subgraphs:
         blocks.extend(_subgraph_vectors(subgraph))
+        blocks.extend(_subgraph_io_blocks(subgraph))
         for tensor in subgraph.tensors:
             blocks.extend(_tensor_blocks(tensor))
             if tensor.dtype.name == "INT4" and blockwise(model, subgraph.index, tensor.index):
@@ -213,6 +214,22 @@ def _subgraph_vectors(subgraph: Subgraph) -> Iterator[Block]:
     while nodes < len(subgraph.operators):
         nodes += EXTRA_NODE_CAPACITY
     yield Block("nodes", "Subgraph::Subgraph (nodes)", NODE_AND_REGISTRATION_BYTES * nodes)
+
+
+def _subgraph_io_blocks(subgraph: Subgraph) -> Iterator[Block]:
+    """InterpreterBuilder::operator(), per subgraph (interpreter_builder.cc): SetInputs and
+    SetOutputs keep the vectors FlatBufferIntArrayToVector made (one int per input / output,
+    none when empty), SetVariables the vector of its `is_variable` tensors, filled by push_back
+    (the smaller capacities freed on the way). Traced on the 2.3.0 wheel: two blocks per
+    subgraph of a WHILE model (cf11_6, turns13_22: 10 where a one-subgraph model has 2), a third
+    for an SVDF's state (4 B) and an LSTM's two (8 B)."""
+    site = "InterpreterBuilder (subgraph inputs, outputs, variables)"
+    for count in (len(subgraph.inputs), len(subgraph.outputs)):
+        if count:
+            yield Block("subgraphs", site, 4 * count)
+    variables = sum(1 for tensor in subgraph.tensors if tensor.is_variable)
+    if variables:
+        yield Block("subgraphs", site, 4 * vector_capacity_after_push_backs(variables))
 
 
 def _tensor_blocks(tensor: Tensor) -> Iterator[Block]:

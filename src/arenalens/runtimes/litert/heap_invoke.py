@@ -69,6 +69,8 @@ from arenalens.runtimes.litert.heap_kernels import (
     CPU_BACKEND_CONTEXT_REQUESTS,
     DELEGATE_OPCODE,
     PREPARE_CREATES_CPU_BACKEND,
+    rfft2d_eval_bytes,
+    strided_slice_eval_bytes,
 )
 from arenalens.runtimes.litert.heap_resources import VariablePlan, VariableReplay
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
@@ -337,7 +339,7 @@ def _first_invoke(
                 bounded = bounded or (transient > 0 and eigen_caches is None)
                 heap.take(transient)
                 heap.give(transient)
-        for transient in _kernel_transients(prepared, node.opcode, node.inputs):
+        for transient in _kernel_transients(model, prepared, node):
             heap.take(transient)
             heap.give(transient)
         if opcode == "TOPK_V2" and node.dynamic_output:
@@ -520,9 +522,23 @@ def _strings_written(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[
 
 
 def _kernel_transients(
-    prepared: PreparedSubgraph, opcode: str, inputs: Sequence[int]
+    model: Model, prepared: PreparedSubgraph, node: RuntimeNode
 ) -> Iterator[int]:
     """Blocks a kernel allocates and frees within its Eval (usable bytes)."""
+    opcode, inputs = node.opcode, node.inputs
+    if opcode == "STRIDED_SLICE" and len(inputs) > 1 and not _folded(prepared, node):
+        data, begin = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
+        written = _tensor(prepared, node.outputs[0]) if node.outputs else None
+        if data is not None and begin is not None:
+            operator = model.subgraphs[prepared.index].operators[node.operator]
+            begins = begin.shape[0] if begin.shape else 0
+            output_rank = len(written.shape) if written is not None else 0
+            yield strided_slice_eval_bytes(operator, len(data.shape), begins, output_rank)
+    if opcode == "RFFT2D" and node.outputs:
+        # The output is [..., fft_height, fft_width / 2 + 1] (fft_length: powers of two).
+        spectrum = _tensor(prepared, node.outputs[0])
+        if spectrum is not None and spectrum.shape is not None and len(spectrum.shape) >= 2:
+            yield rfft2d_eval_bytes(spectrum.shape[-2], 2 * (spectrum.shape[-1] - 1))
     if opcode == "DEPTHWISE_CONV_2D" and len(inputs) > 1:
         data, weights = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
         if data is not None and weights is not None and data.dtype == "INT8":

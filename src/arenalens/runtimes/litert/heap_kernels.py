@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
+from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.xnnpack_custom import XNNPACK_CUSTOM_OPERATORS
 
 # Requests of Parse<Op> (the builtin options struct), by operator.
@@ -178,8 +179,9 @@ UNKNOWN_INIT_REQUEST = 1052
 # Blocks of an Interpreter(...) whatever the model, in usable bytes: BuiltinOpResolver's
 # registration tables (441 AddBuiltin nodes of 112 B, their hash table, the custom ops), the
 # FlatBufferModel and its verifier, the InterpreterWrapper and its pybind11 instance, the
-# Interpreter's own members, the builder's per-call vectors.
-FIXED_CREATE_BYTES = 57_128 + 952 + 40 + 408 + 40 + 24 + 256 + 24 + 24 + 24 + 600 + 24 + 24
+# Interpreter's own members, the builder's per-call vectors. Each subgraph's inputs, outputs and
+# variables vectors are the model's (heap_interpreter._subgraph_io_blocks).
+FIXED_CREATE_BYTES = 57_128 + 952 + 40 + 408 + 40 + 24 + 256 + 24 + 24 + 24 + 600
 
 _QUANTIZED = frozenset({"INT8", "UINT8", "INT16"})
 # Kernels whose Prepare keeps buffers not modelled here (row sums of quantized recurrent
@@ -285,6 +287,10 @@ def prepare_requests(subgraph: Subgraph, operator: Operator) -> tuple[int, ...]:
         if weights is not None and weights.quantization and weights.quantization.channel_count > 1:
             channels = weights.shape[0] if weights.shape else 1
             return (4 * channels, 4 * channels)
+    if opcode == "FULLY_CONNECTED" and data == "FLOAT32" and _four_bit_kernel(subgraph, operator):
+        # PrepareImpl: std::make_unique<optimized_4bit::OpData4Bit>() before PrepareImpl4Bit
+        # (48 B traced on xnn9_blockwise_104, whose after-setup figure was 8 B under then).
+        return (OP_DATA_4BIT_BYTES,)
     if opcode == "SOFTMAX" and data in ("INT8", "UINT8"):
         return (1024,)
     if opcode in ("RSQRT", "LOG") and _tensor(subgraph, operator.inputs, 0) is not None:
@@ -323,3 +329,67 @@ def _output_channels(subgraph: Subgraph, operator: Operator) -> int:
         if shape:
             return shape[-1]
     return 1
+
+
+# strided_slice.cc EvalImpl's blocks, all freed before it returns: BuildStridedSliceParams'
+# start, stop and stride vectors (one int32 per effective dimension: the input's rank plus the
+# new axes new_axis_mask adds outside the ellipsis), then reference_ops::StridedSlice's starts
+# and stops (int) and input_strides (int64) of that rank and its recursive std::function, whose
+# by-reference closure (eight pointers) is heap-allocated. RuntimeShape keeps up to 6 dims
+# inline: a larger effective input or output shape adds its array. Traced on the 2.3.0 wheel
+# (zen10_graph_883, a rank-2 int32 input: 8, 8, 8, then 8, 8, 16, 64).
+STRIDED_SLICE_CLOSURE_BYTES = 64
+_RUNTIME_SHAPE_INLINE_DIMS = 6
+
+
+def strided_slice_eval_bytes(
+    operator: Operator, input_rank: int, begin_count: int, output_rank: int
+) -> int:
+    """Usable bytes a non-folded STRIDED_SLICE's Eval holds at once (see above)."""
+    ellipsis = int(operator.options.get("ellipsis_mask", 0) or 0)
+    new_axis = int(operator.options.get("new_axis_mask", 0) or 0)
+    added = sum(1 for i in range(begin_count) if not ellipsis >> i & 1 and new_axis >> i & 1)
+    dims = input_rank + added
+    if dims <= 0:
+        return 0  # the vectors are empty and StridedSlice writes one value before the closure
+    total = 5 * glibc.usable(4 * dims) + glibc.usable(8 * dims)
+    total += glibc.usable(STRIDED_SLICE_CLOSURE_BYTES)
+    for rank in (dims, output_rank):
+        if rank > _RUNTIME_SHAPE_INLINE_DIMS:
+            total += glibc.usable(4 * rank)
+    return total
+
+
+def rfft2d_eval_bytes(fft_height: int, fft_width: int) -> int:
+    """RFFT2D's Eval (rfft2d.cc Rfft2dImpl) calls fft2d's rdft2d without a work array: it
+    mallocs `8 * n1` doubles (n1 the FFT's height; half that for a width of 4, a quarter below
+    4) and frees it before returning. Traced on the 2.3.0 wheel: 256 B for 4 x 8 (isa6_graph_701),
+    64 B for 2 x 4 (heldout_graph_3)."""
+    if fft_height <= 0 or fft_width <= 0:
+        return 0
+    doubles = 8 * fft_height
+    if fft_width == 4:
+        doubles >>= 1
+    elif fft_width < 4:
+        doubles >>= 2
+    return glibc.usable(8 * doubles)
+
+
+OP_DATA_4BIT_BYTES = 48  # sizeof(optimized_4bit::OpData4Bit) on the 2.3.0 wheel (traced)
+
+
+def _four_bit_kernel(subgraph: Subgraph, operator: Operator) -> bool:
+    """fully_connected.cc PrepareImpl's optimized 4-bit path (prepare/matmul.py
+    _takes_four_bit_kernel): constant int4 weights [units, columns], columns even and at least
+    32, at least 4 units, a batch of rows."""
+    weights = _tensor(subgraph, operator.inputs, 1)
+    data = _tensor(subgraph, operator.inputs, 0)
+    if weights is None or data is None or weights.dtype.name != "INT4" or not weights.has_data:
+        return False
+    if len(weights.shape) != 2 or weights.shape[1] <= 0:
+        return False
+    units, columns = weights.shape
+    elements = 1
+    for dim in data.shape:
+        elements *= dim
+    return columns % 2 == 0 and columns >= 32 and units >= 4 and elements // columns > 0
