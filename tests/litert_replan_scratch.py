@@ -26,12 +26,20 @@ from tests.litert_heap_trace import events, site, trace
 SCRATCH = DATA.with_name("litert_replan_scratch.json")
 COMMAND = "python -m tests.litert_replan_scratch"
 _SITE = "xnn_plan_value_allocation_tracker"
+SCR14_REPLAN = (1447, 1471, 1492, 1497, 1502, 1505, 1510, 1543, 1557, 1590)
+SCR14_XNNPACK_REPLAN = (1410, 1421, 1469, 1497, 1530, 1543, 1566)
 # (name, family, seed): held_out_model's families.
 MODELS = (
     *((f"var11_{seed}", "replan", seed) for seed in range(1101, 1129)),
     *((f"var12_{seed}", "xnnpack_replan", seed) for seed in range(1201, 1225)),
     *((f"scr13_{seed}", "xnnpack_replan", seed) for seed in range(1301, 1325)),
     *((f"scr13_{seed}", "replan", seed) for seed in range(1325, 1349)),
+    # Session 14: every seed of 1401-1600 of both families with a re-planned kernel whose
+    # first planned value is one its nodes add, past a static one (an int8 FULLY_CONNECTED's
+    # weights, the 2-D reshape before it: the bound scr13_1346 kept), drawn after
+    # heap_xnnpack_reshape._added_position placed it.
+    *((f"scr14r_{seed}", "replan", seed) for seed in SCR14_REPLAN),
+    *((f"scr14x_{seed}", "xnnpack_replan", seed) for seed in SCR14_XNNPACK_REPLAN),
 )
 
 

@@ -37,18 +37,33 @@ from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
 
-from arenalens.ir import Model, Subgraph
+from arenalens.ir import Model, Operator, Subgraph
 from arenalens.runtimes.litert import glibc, xnnpack_packing
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
-from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, node_subsets, partition
+from arenalens.runtimes.litert.heap_xnnpack import (
+    NodeSubset,
+    keeps_dims,
+    node_subsets,
+    partition,
+)
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
+from arenalens.runtimes.litert.xnnpack_attention import is_attention
 from arenalens.runtimes.litert.xnnpack_objects import (
     external_tensors,
+    int8_fully_connected,
     kernel_tensors,
     reshape_bytes,
     runtime_counts,
 )
-from arenalens.runtimes.litert.xnnpack_workspace import subset_plan, subset_workspace
+from arenalens.runtimes.litert.xnnpack_workspace import (
+    binary_activation,
+    dynamically_quantized,
+    hybrid_batch_matmul,
+    resource_rewrites,
+    subset_plan,
+    subset_workspace,
+    transposes_a,
+)
 
 USAGE_RECORD_BYTES = 32  # struct xnn_usage_record
 SORTED_USAGE_BYTES = 8  # a pointer per planned id
@@ -134,8 +149,57 @@ def _first_planned_id(
         return len(tensors) + others.index(plan.first_tensor), True
     if plan.added or plan.first_tensor is not None:
         first = len(tensors) + len(others)
-        return first, plan.first_tensor is None and plan.added == values - first
+        if plan.first_tensor is None and plan.added == values - first:
+            return first, True
+        if plan.first_tensor is None and plan.first_added is not None:
+            position = _added_position(subgraph, subset, plan.first_added, values - first)
+            if position is not None:
+                return first + position, True
+        return first, False
     return values, True
+
+
+def _added_position(subgraph: Subgraph, subset: NodeSubset, rank: int, added: int) -> int | None:
+    """Where the `rank`-th value the nodes add of their own (xnnpack_workspace._nodes' order)
+    stands among every value the delegate's visits define after the kernel's tensors, static
+    ones included, or None where the visits are not all listed here. xnnpack_delegate.cc
+    VisitFullyConnectedNode defines, in order, the 2-D reshape of an input whose dimensions it
+    does not keep, the dynamically quantized input of a hybrid one and the int8 weights'
+    channel-wise value (static: never planned); a binary operator's fused activation, the value
+    its clamp copies from (xnn_insert_clamp_node); each write of a resource variable after its
+    first, a value of its own (xnnpack_workspace.resource_rewrites), where no other kind is."""
+    defined: list[bool] = []  # per value in id order: numbered by _nodes (else static, fused)
+    for index in subset.operators:
+        operator = subgraph.operators[index]
+        if operator.opcode == "FULLY_CONNECTED":
+            if not keeps_dims(operator):
+                defined.append(True)
+            if dynamically_quantized(subgraph, operator):
+                defined.append(False)  # packed inline by the GEMM: never a workspace value
+            if int8_fully_connected(subgraph, operator):
+                defined.append(False)
+        elif binary_activation(operator):
+            defined.append(True)
+        elif _unlisted_values(subgraph, operator):
+            return None
+    rewrites = resource_rewrites(subgraph, subset.operators)
+    if rewrites and defined:
+        return None  # both kinds: their relative order is not listed here
+    defined += [True] * rewrites
+    if len(defined) != added:
+        return None
+    numbered = [position for position, fresh in enumerate(defined) if fresh]
+    return numbered[rank] if rank < len(numbered) else None
+
+
+def _unlisted_values(subgraph: Subgraph, operator: Operator) -> bool:
+    """An operator whose visit defines values _added_position does not list."""
+    return (
+        transposes_a(operator)
+        or hybrid_batch_matmul(subgraph, operator)
+        or dynamically_quantized(subgraph, operator)
+        or is_attention(operator)
+    )
 
 
 def setup_workspace(reshapes: Mapping[int, KernelReshape], later: frozenset[int]) -> int:

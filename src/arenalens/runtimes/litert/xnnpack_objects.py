@@ -275,7 +275,7 @@ def external_tensors(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[i
     }
 
 
-def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
+def int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
     (supported_srq) and the dynamically quantized (hybrid) one, a convolution's too."""
     if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator):
@@ -292,7 +292,7 @@ def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
 def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     """An int8 FULLY_CONNECTED's one-scale weights get one scale per output channel (a new
     TfLiteFloatArray; the one-element array it replaces is freed)."""
-    if not _int8_fully_connected(subgraph, operator):
+    if not int8_fully_connected(subgraph, operator):
         return 0
     weights = subgraph.tensors[operator.inputs[1]]
     if weights.dtype.name == "INT4":
@@ -359,7 +359,7 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
         for operator in operators
         if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator)
     )
-    int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
+    int8_weights = sum(1 for operator in operators if int8_fully_connected(subgraph, operator))
     # A hybrid one's dynamically quantized input is one value more.
     quantized = sum(
         1

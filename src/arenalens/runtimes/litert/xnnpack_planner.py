@@ -14,13 +14,15 @@ from dataclasses import dataclass
 class MemoryPlan:
     """One runtime's plan: its arena's bytes (0: nothing placed), the records placed (sized
     values not reused in place and sized operator workspaces), the lowest model tensor among
-    its workspace values (None: none), and how many workspace values the nodes add of their
-    own (numbered after the model's tensors)."""
+    its workspace values (None: none), how many workspace values the nodes add of their
+    own (numbered after the model's tensors, in the order they are defined) and the rank of
+    the first of them in that order (None: none)."""
 
     arena: int
     placed: int
     first_tensor: int | None
     added: int
+    first_added: int | None = None
 
 
 def plan_records(records: Sequence[tuple[int, int, int]]) -> int:

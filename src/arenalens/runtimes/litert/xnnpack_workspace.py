@@ -764,4 +764,5 @@ def _plan_nodes(
         len(records),
         min((tensor for tensor in internal if tensor < count), default=None),
         sum(1 for tensor in internal if tensor >= count),
+        min((tensor - count for tensor in internal if tensor >= count), default=None),
     )
