@@ -529,10 +529,10 @@ def _kernel_transients(
     if opcode == "STRIDED_SLICE" and len(inputs) > 1 and not _folded(prepared, node):
         data, begin = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
         written = _tensor(prepared, node.outputs[0]) if node.outputs else None
-        if data is not None and begin is not None:
+        if data is not None and data.shape is not None and begin is not None:
             operator = model.subgraphs[prepared.index].operators[node.operator]
             begins = begin.shape[0] if begin.shape else 0
-            output_rank = len(written.shape) if written is not None else 0
+            output_rank = len(written.shape) if written is not None and written.shape else 0
             yield strided_slice_eval_bytes(operator, len(data.shape), begins, output_rank)
     if opcode == "RFFT2D" and node.outputs:
         # The output is [..., fft_height, fft_width / 2 + 1] (fft_length: powers of two).

@@ -392,4 +392,4 @@ def _four_bit_kernel(subgraph: Subgraph, operator: Operator) -> bool:
     elements = 1
     for dim in data.shape:
         elements *= dim
-    return columns % 2 == 0 and columns >= 32 and units >= 4 and elements // columns > 0
+    return bool(columns % 2 == 0 and columns >= 32 and units >= 4 and elements // columns > 0)
