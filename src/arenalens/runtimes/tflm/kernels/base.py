@@ -109,10 +109,11 @@ def temp_tensors(*tensors: Tensor | None) -> list[Event]:
     """A temp tensor view of each tensor given, in order, skipping absent (None) ones: one run
     (`TempTensors`; none when every one is absent)."""
     # (By identity: `None in tensors` would compare the memo's watched views, a noted read.)
-    present = [tensor for tensor in tensors if tensor is not None]
-    if len(present) == len(tensors):
-        return [tensors]  # type: ignore[list-item]  # (none is None)
-    return [tuple(present)] if present else []
+    for tensor in tensors:
+        if tensor is None:  # some absent (rare): a run of the others
+            present = tuple([tensor for tensor in tensors if tensor is not None])
+            return [present] if present else []
+    return [tensors]  # type: ignore[list-item]  # (none is None)
 
 
 def fetched_temps(events: Iterable[Event]) -> list[Tensor]:

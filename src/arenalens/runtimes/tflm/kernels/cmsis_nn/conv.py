@@ -118,15 +118,25 @@ def _conv_params(
         stride_h = int(stride_h) if isinstance(stride_h, int) else 1
         dilation_w = int(dilation_w) if isinstance(dilation_w, int) else 1
         dilation_h = int(dilation_h) if isinstance(dilation_h, int) else 1
-    same = (int(kind) if isinstance(kind, int) else _SAME) == _SAME
-    shape = () if source is None else source.shape
-    width, height = (shape[2], shape[1]) if len(shape) >= 3 else (_dim(source, 2), _dim(source, 1))
+    pad_w = pad_h = 0
+    # ComputePaddingHeightWidth pads only SAME filters wider than 1: its total is never positive
+    # for VALID (out · stride <= in + stride - effective) nor for a filter of 1 ((out - 1) ·
+    # stride < in), so most convolutions (1x1) skip it.
+    if (int(kind) if isinstance(kind, int) else _SAME) == _SAME and (
+        filter_w != 1 or filter_h != 1
+    ):
+        shape = () if source is None else source.shape
+        width, height = (
+            (shape[2], shape[1]) if len(shape) >= 3 else (_dim(source, 2), _dim(source, 1))
+        )
+        pad_w = padding(width, filter_w, stride_w, dilation_w, same=True)
+        pad_h = padding(height, filter_h, stride_h, dilation_h, same=True)
     return conv_params_of(
         (
             stride_w if strided else None,
             stride_h if strided else None,
-            padding(width, filter_w, stride_w, dilation_w, same=same),
-            padding(height, filter_h, stride_h, dilation_h, same=same),
+            pad_w,
+            pad_h,
             dilation_w,
             dilation_h,
         )
