@@ -698,3 +698,25 @@ def test_a_figure_planned_without_or_tools_says_the_extra_may_lower_it(
     rung = _rung(Remedy.OVERLAP, optimization, ("--overlap",), 40_000)
     assert rung.as_dict()["missing_extra"] == optimization.missing_extra != ""
     assert rung.extra_note.endswith("which may lower it: pip install 'arenalens[exact]'")
+
+
+def test_reports_optimized_step_says_its_plan_went_without_or_tools(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`report`'s "Optimized, it declares N B" (no budget: optimize's own number, computed as
+    the command computes it) says so too when that plan went without the exact search."""
+    from types import SimpleNamespace
+
+    from arenalens.cli import report
+
+    words = ("report", "example:vww_mobilenet_v1", "--no-color")
+    out = " ".join(_run(capsys, *words)[1].split())
+    assert "Optimized, it declares 85,240 B (18,432 B less):" in out
+    install = "pip install 'arenalens[exact]'"
+    written = SimpleNamespace(new_required_bytes=85_240, missing_extra=install)
+    monkeypatch.setattr(report, "optimized", lambda *_args, **_kw: written)
+    out = " ".join(_run(capsys, *words)[1].split())
+    assert (
+        "Optimized, it declares 85,240 B (18,432 B less; planned without OR-Tools' exact "
+        f"search, which may lower it: {install}):"
+    ) in out

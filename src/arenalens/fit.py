@@ -288,6 +288,13 @@ class FitCheck(StatusAnswers):
         return self.ladder.answer.required_bytes
 
     @property
+    def optimized_missing_extra(self) -> str:
+        """`Rung.missing_extra` of the remedy `optimized_bytes` is for ('' none)."""
+        if self.ladder is None or len(self.ladder.rungs) < 2:
+            return ""
+        return self.ladder.answer.missing_extra
+
+    @property
     def fits_after_optimize(self) -> bool | None:
         """Whether some `arenalens optimize` rewrite makes it fit: True when it fits already,
         None when the ladder was not climbed."""

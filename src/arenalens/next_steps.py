@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import release_flag
 from arenalens.cannot_run import Refusal
+from arenalens.planning.problem import missing_extra_text
 from arenalens.records import record
 from arenalens.target_build import board_options
 from arenalens.targets import Target
@@ -64,6 +65,8 @@ class Answers(Protocol):
     def search(self) -> InputSearch | None: ...
     @property
     def optimized_bytes(self) -> int | None: ...
+    @property
+    def optimized_missing_extra(self) -> str: ...
     @property
     def npu_memory(self) -> NpuMemory | None: ...
     @property
@@ -604,9 +607,11 @@ class Steps:
         steps = []
         if verdict.runtime == "tflm" and saves is not None and saves > 0:
             after = format_bytes_exact(verdict.declared.required_bytes - saves)
+            missing = verdict.optimized_missing_extra
+            note = f"; {missing_extra_text(missing)}" if missing else ""
             steps.append(
                 Step(
-                    f"Optimized, it declares {after} ({format_bytes_exact(saves)} less):",
+                    f"Optimized, it declares {after} ({format_bytes_exact(saves)} less{note}):",
                     self.optimize_command(),
                     saves,
                 )

@@ -79,6 +79,8 @@ class Verdict(StatusAnswers):
     placeholders: tuple[str, ...] = ()  # inputs whose real size is unknown
     search: InputSearch | None = None  # --max-input
     optimized_bytes: int | None = None  # the number after `arenalens optimize`, when computed
+    # The extra whose exact search that number's plan went without ('' none: Plan.missing_extra).
+    optimized_missing_extra: str = ""
     assumptions: tuple[str, ...] = ()
     # A Vela-compiled model's NPU memories (TFLM); where they go on the board is `fit.npu`.
     npu_memory: NpuMemory | None = None
@@ -388,6 +390,7 @@ def make_verdict(
     asked_of: Callable[[], Asked] | None = None,
     fit: FitCheck | None = None,
     optimized_bytes: int | None = None,
+    optimized_missing_extra: str = "",
     search: InputSearch | None = None,
     placeholders: Sequence[str] = (),
     assumptions: Sequence[str] = (),
@@ -399,6 +402,7 @@ def make_verdict(
         declared = fit.declared
         if optimized_bytes is None:
             optimized_bytes = fit.optimized_bytes
+            optimized_missing_extra = fit.optimized_missing_extra
     if declared.is_process_memory:
         # LiteRT's memory on a device: its delegate, threads and ISA, not the arena budget's
         # (builtin kernels, one thread, x86-64), are what the figure assumes.
@@ -417,6 +421,7 @@ def make_verdict(
         placeholders=tuple(placeholders),
         search=search,
         optimized_bytes=optimized_bytes,
+        optimized_missing_extra=optimized_missing_extra,
         assumptions=tuple(assumptions),
         npu_memory=npu_memory,
         asked_of=partial(_same, asked) if asked_of is None else asked_of,
@@ -433,6 +438,7 @@ def verdict_for(
     asked: Asked = NOTHING_ASKED,
     fit: FitCheck | None = None,
     optimized_bytes: int | None = None,
+    optimized_missing_extra: str = "",
     search: InputSearch | None = None,
     name: str | None = None,
     declared: DeclaredArena | None = None,
@@ -468,6 +474,7 @@ def verdict_for(
         ),
         fit=fit,
         optimized_bytes=optimized_bytes,
+        optimized_missing_extra=optimized_missing_extra,
         search=search,
         placeholders=[tensor.name for tensor in placeholder_inputs(model)],
         assumptions=analysis.budget.assumptions,

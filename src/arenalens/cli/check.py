@@ -47,6 +47,7 @@ from arenalens.verdict import Verdict, board_row, verdict_for
 
 if TYPE_CHECKING:  # the remedy ladder and the input search load when a check needs them
     from arenalens.max_input import InputSearch
+    from arenalens.optimization import Optimization
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1
@@ -173,12 +174,13 @@ def _analysis(args: argparse.Namespace, model: Model, build: Build | None = None
     )
 
 
-def optimized_bytes(
+def optimized(
     args: argparse.Namespace, model: Model, build: Build | None = None
-) -> int | None:
-    """The number to declare after `arenalens optimize` (TFLM, runtime plan only), else None;
-    computed as the suggested command computes it (`optimize_model` at optimize's own effort), so
-    running the command declares this."""
+) -> Optimization | None:
+    """What `arenalens optimize` writes (TFLM, runtime plan only), else None: its
+    `new_required_bytes` is the number to declare after it, computed as the suggested command
+    computes it (`optimize_model` at optimize's own effort), so running the command declares
+    this."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if args.runtime != "tflm" or planner is not None:
         return None
@@ -188,7 +190,7 @@ def optimized_bytes(
     # build's alone.
     chosen = with_kernels_named(build or selected_build(args))
     with working(args, "optimizing to see what fits"):
-        return optimize_model(model, effort=OPTIMIZE_EFFORT, build=chosen).new_required_bytes
+        return optimize_model(model, effort=OPTIMIZE_EFFORT, build=chosen)
 
 
 def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:

@@ -22,7 +22,7 @@ from arenalens.cli.check import (
     asked,
     fit_under,
     input_search,
-    optimized_bytes,
+    optimized,
 )
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
@@ -309,7 +309,8 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         check = fit_under(
             args, analysis.model, analysis, budget=budget, target=target, reserve=reserve
         )
-    optimized = None if check is None else check.optimized_bytes
+    optimized_bytes = None if check is None else check.optimized_bytes
+    missing_extra = "" if check is None else check.optimized_missing_extra
     declared = declared_arena(analysis) if check is None else check.declared
     if check is None and analysis.runtime == "litert":  # the verdict under the delegate asked
         declared = report.declared or declared
@@ -328,9 +329,17 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             threads=args.threads,
         )
     usable = declared.status in (Status.EXACT, Status.ESTIMATE)
-    if optimized is None and usable and (check is None or check.fits) and _planner_wastes(analysis):
+    if (
+        optimized_bytes is None
+        and usable
+        and (check is None or check.fits)
+        and _planner_wastes(analysis)
+    ):
         # What `optimize` writes, computed as it computes it: a step that promises bytes.
-        optimized = optimized_bytes(args, analysis.model)
+        optimization = optimized(args, analysis.model)
+        if optimization is not None:
+            optimized_bytes = optimization.new_required_bytes
+            missing_extra = optimization.missing_extra
     diagnosis = None
     if not args.no_findings:
         # No search time: the findings must be the same on every run (deterministic output).
@@ -363,7 +372,8 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             firmware=_firmware_of_rewritten(analysis),
         ),
         fit=check,
-        optimized_bytes=optimized,
+        optimized_bytes=optimized_bytes,
+        optimized_missing_extra=missing_extra,
         search=search,
         name=report.model,
         declared=declared,
