@@ -281,3 +281,28 @@ def test_no_input_shape_is_suggested_for_a_model_litert_refuses_at_every_size(
     assert "measure it first with --input-shape 'image=1x16x16x4'" in " ".join(out.split())
     code, _out, err = _run(capsys, "check", str(path), *resized)
     assert code == 0, err
+
+
+def test_a_max_input_the_model_cannot_take_is_said_before_a_build_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 1400201 flow 60 (`python -m flows --replay 60 --seed 1400201 --wide --builds`):
+    `report MODEL --cpu cortex-m3 --kernels cmsis-nn --tflm 2025-10 --budget 65KB --max-input`
+    of an audio model refused the build (CMSIS-NN is modelled from TFLM bc0e8c6 on) and named
+    two commands that kept --max-input, and each exited 2: the model has no image input. That
+    refusal is now said first, with no command; without --max-input the build's commands run."""
+    from flows.flow import random_flow
+
+    monkeypatch.chdir(tmp_path)
+    Path("model.tflite").write_bytes(random_flow(1400201, 60, wide=True, builds=True).subject.data)
+    words = ["model.tflite", "--input-shape", "audio=1x160", "--cpu", "cortex-m3"]
+    words += ["--kernels", "cmsis-nn", "--tflm", "2025-10", "--budget", "65KB"]
+    for command in ("report", "check"):
+        code, _out, err = _run(capsys, command, *words, "--max-input")
+        assert code == 2 and "needs exactly one image input" in err and "`" not in err, err
+        code, _out, err = _run(capsys, command, *words)
+        commands = err.split("`")[1::2]
+        assert code == 2 and len(commands) == 2, err
+        for suggested in commands:
+            code, _out, err = _run(capsys, *shlex.split(suggested)[1:])
+            assert code in (0, 1), err

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.records import KERNEL_LIBRARIES
-from arenalens.planning.problem import missing_extra_text
+from arenalens.planning.problem import missing_extra_note
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the optimizer loads only when a model does not fit
@@ -66,6 +66,15 @@ REMEDY_OPTIONS: Mapping[Remedy, tuple[str, ...]] = {
     Remedy.SPLIT: ("--split",),
 }
 REWRITES = (Remedy.OFFLINE_PLAN, Remedy.REORDER, Remedy.OVERLAP, Remedy.SPLIT)
+
+
+# How a step names each rewrite ('rewritten with ... it fits').
+_REMEDY_WORDS = {
+    Remedy.OFFLINE_PLAN: "an offline plan",
+    Remedy.REORDER: "another operator order and in-place operators",
+    Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
+    Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +118,12 @@ class Rung:
     def extra_note(self) -> str:
         """'; planned without OR-Tools' exact search, which may lower it: pip install ...' for
         the text beside its number, else ''."""
-        if not self.missing_extra:
-            return ""
-        return f"; {missing_extra_text(self.missing_extra)}"
+        return missing_extra_note(self.missing_extra)
+
+    @property
+    def words(self) -> str:
+        """The rewrite in words ('outputs sliding over the inputs they consume (--overlap)')."""
+        return _REMEDY_WORDS.get(self.remedy, self.remedy.value)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import release_flag
 from arenalens.cannot_run import Refusal
-from arenalens.planning.problem import missing_extra_text
+from arenalens.planning.problem import missing_extra_note
 from arenalens.records import record
 from arenalens.target_build import board_options
 from arenalens.targets import Target
@@ -405,13 +405,12 @@ class Steps:
 
             best = ladder.best
             still = format_bytes_exact(best.required_bytes - fit.available_bytes)
-            tried = rungs_text(ladder)
+            tried = rungs_text(ladder) + best.extra_note
             steps.append(
                 Step(
                     f"It does not fit {verdict.where}: {short} short as it is, and no rewrite "
                     f"arenalens makes fits at this size (the best, {rung_title(best)}, declares "
-                    f"{format_bytes_exact(best.required_bytes)}, {still} short; tried: "
-                    f"{tried}{best.extra_note})."
+                    f"{format_bytes_exact(best.required_bytes)}, {still} short; tried: {tried})."
                 )
             )
         elif declared.is_process_memory:
@@ -565,7 +564,7 @@ class Steps:
         overlap = "--overlap" in rung.options
         return [
             Step(
-                f"It is {short} short as it is; rewritten with {_remedy_words(rung)} it fits "
+                f"It is {short} short as it is; rewritten with {rung.words} it fits "
                 f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({room}; "
                 f"{rung.cost}{rung.extra_note}):",
                 # The ladder computed the rung on the build as asked: without --kernels named,
@@ -607,8 +606,7 @@ class Steps:
         steps = []
         if verdict.runtime == "tflm" and saves is not None and saves > 0:
             after = format_bytes_exact(verdict.declared.required_bytes - saves)
-            missing = verdict.optimized_missing_extra
-            note = f"; {missing_extra_text(missing)}" if missing else ""
+            note = missing_extra_note(verdict.optimized_missing_extra)
             steps.append(
                 Step(
                     f"Optimized, it declares {after} ({format_bytes_exact(saves)} less{note}):",
@@ -777,18 +775,6 @@ class Steps:
                 return steps
         fix = f"Fix the {count} error / warning {findings} (diagnose explains each):"
         return [*steps, Step(fix, command)]
-
-
-def _remedy_words(rung: Rung) -> str:
-    from arenalens.ladder import Remedy  # noqa: PLC0415 - loaded with any rung
-
-    words = {
-        Remedy.OFFLINE_PLAN: "an offline plan",
-        Remedy.REORDER: "another operator order and in-place operators",
-        Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
-        Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
-    }
-    return words.get(rung.remedy, rung.remedy.value)
 
 
 def _capital(text: str) -> str:

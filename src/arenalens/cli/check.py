@@ -21,6 +21,7 @@ from arenalens.cli.common import (
     add_reserve_option,
     add_runtime_option,
     add_threads_option,
+    build_after_model_refusals,
     isa_option,
     load_with_input_shapes,
     print_json,
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     threads_option(args)
     isa_option(args)
     _budget_options(args)  # fail fast, before any model is read
-    selected_build(args)
+    build_after_model_refusals(args, args.models)
     if _all_boards(args) and args.max_input:
         raise UsageError("--max-input needs one budget: give --target NAME or --budget SIZE")
     return run_command(args, check_worker, _single, _batch_columns(args), title="arenalens check")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.build import (
@@ -17,7 +18,7 @@ from arenalens.builds.build import (
 )
 from arenalens.builds.npu import npus
 from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
-from arenalens.errors import UsageError
+from arenalens.errors import ArenalensError, UnplacedValueError, UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
 from arenalens.target_build import (
@@ -244,6 +245,26 @@ def selected_build(args: argparse.Namespace) -> Build:
         target=target, cpu=cpu, kernels=kernels, npu=npu, tflm=tflm, runtime=runtime
     )
     return with_table(build, table)
+
+
+def build_after_model_refusals(args: argparse.Namespace, models: Sequence[str]) -> Build:
+    """`selected_build`; when the build is refused with commands to run instead (an
+    UnplacedValueError: another --tflm or --kernels), a --max-input its model cannot take is
+    refused first: those commands repeat --max-input, and would exit 2 on it (flows seed 1400201
+    flow 60: an audio model at --tflm 2025-10 with CMSIS-NN)."""
+    try:
+        return selected_build(args)
+    except UnplacedValueError:
+        if getattr(args, "max_input", False):
+            from arenalens.max_input import image_input  # noqa: PLC0415 - this error only
+
+            for argument in models:
+                try:
+                    model = load_model_argument(argument)
+                except ArenalensError:
+                    continue  # not a model file (a folder of a batch): its own error later
+                image_input(model)
+        raise
 
 
 def with_table(build: Build, table: int | None) -> Build:

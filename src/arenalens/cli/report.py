@@ -35,6 +35,7 @@ from arenalens.cli.common import (
     add_reserve_option,
     add_runtime_option,
     add_threads_option,
+    build_after_model_refusals,
     delegate_of,
     isa_option,
     load_with_input_shapes,
@@ -42,7 +43,6 @@ from arenalens.cli.common import (
     print_text,
     reserve_option,
     runtime_for,
-    selected_build,
     terminal_lines,
     terminal_width,
     threads_option,
@@ -460,7 +460,7 @@ def run(args: argparse.Namespace) -> int:
     threads_option(args)
     isa_option(args)
     _fit_options(args)  # fail fast, before any model is read
-    build = selected_build(args)
+    build = build_after_model_refusals(args, (args.model,))
     protect = tuple(a for a in (args.model, args.compare) if a)
     overlap = overlap_rules_for(args, build) if args.overlap else None
     report, analysis = make_report(

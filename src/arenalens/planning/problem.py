@@ -286,6 +286,12 @@ def missing_extra_text(install: str) -> str:
     return f"planned without OR-Tools' exact search, which may lower it: {install}"
 
 
+def missing_extra_note(install: str) -> str:
+    """'; planned without ...' for the text beside a number (`missing_extra_text`), '' when no
+    extra was missing."""
+    return f"; {missing_extra_text(install)}" if install else ""
+
+
 def align_up(value: int, alignment: int) -> int:
     """Round value up to a multiple of alignment (>= 1)."""
     return -(-value // alignment) * alignment
