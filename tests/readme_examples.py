@@ -39,6 +39,26 @@ def console_examples() -> list[tuple[str, list[str]]]:
     return found
 
 
+# A shared-corpus model by its file name, as ../shared/models holds it.
+CORPUS_FILE = re.compile(r"^(?:mlperf_tiny|tflite_micro)__\w+\.tflite$")
+
+
+def corpus_console_examples() -> list[tuple[str, list[str]]]:
+    """(command, lines shown) for every console example of a shared-corpus model by its file
+    name (`mlperf_tiny__vww_96_int8.tflite`), no search (as console_examples)."""
+    found = []
+    for command, shown in _all_examples():
+        words = command.split()[1:]
+        if (
+            any(CORPUS_FILE.match(word) for word in words)
+            and "optimize" not in words
+            and "--max-input" not in words
+            and "|" not in command
+        ):
+            found.append((command, shown))
+    return found
+
+
 def _all_examples() -> list[tuple[str, list[str]]]:
     found = []
     for block in re.findall(r"```console\n(.*?)```", README.read_text(), re.S):
@@ -58,7 +78,8 @@ def _all_examples() -> list[tuple[str, list[str]]]:
 
 def lines_not_printed(shown: list[str], printed: str) -> list[str]:
     """The README lines (each piece between `...` elisions) the printed text does not contain,
-    compared without whitespace so that line wrapping and column padding do not count."""
+    compared without whitespace and table rules so that line wrapping (a table cell's too) and
+    column padding do not count."""
     real = _squashed(printed)
     return [
         line
@@ -69,4 +90,4 @@ def lines_not_printed(shown: list[str], printed: str) -> list[str]:
 
 
 def _squashed(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    return re.sub(r"[\s│┃]+", "", text)
