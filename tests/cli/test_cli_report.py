@@ -219,6 +219,25 @@ def test_demo_for_another_board_runs_as_printed(
     assert "arenalens demo --target nucleo-f746zg" in out  # and back
 
 
+def test_demo_of_another_example_suggests_the_same_example_for_another_board(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`demo --example kws_ds_cnn` suggested `arenalens demo --target nucleo-f401re` ("the same
+    for another board"), which demos VWW instead (found walking the README)."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    arguments = ["demo", "--no-color", "--example", "kws_ds_cnn", "--planner", "tflm_greedy"]
+    assert main([*arguments, "-o", "kws"]) == 0
+    suggested = next(
+        line for line in capsys.readouterr().out.splitlines() if "arenalens demo " in line
+    )
+    command = shlex.split(suggested.partition("#")[0])
+    assert command[1:] == ["demo", *arguments[2:], "--target", "nucleo-f401re"], command
+    assert main([*command[1:], "--no-color"]) == 0
+    assert "kws_ds_cnn on ST NUCLEO-F401RE" in capsys.readouterr().out
+
+
 def test_demo_refuses_an_unknown_board_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--target", "nucleo-zz"]) == 2
     err = capsys.readouterr().err

@@ -123,10 +123,16 @@ def run(args: argparse.Namespace) -> int:
     html_path = (folder / "report.html").resolve()
     model_path = shlex.quote(str(folder / f"{args.example}.tflite"))
     other = OTHER_TARGET if target.name != OTHER_TARGET else DEMO_TARGET
+    # "The same for another board": the example and planners the user chose come along.
+    same = "" if args.example == DEMO_EXAMPLE else f" --example {shlex.quote(args.example)}"
+    same += "".join(f" --planner {shlex.quote(name)}" for name in args.planner or ())
     print(f"\nopen {html_path.as_uri()} in a browser.")
     print(f"The figures are for {target.title} ({target.core}). Another board, or all of them:")
     for command, why in (
-        (f"arenalens demo --target {other}", f"any of {len(BOARDS)} boards: check --list-targets"),
+        (
+            f"arenalens demo{same} --target {other}",
+            f"any of {len(BOARDS)} boards: check --list-targets",
+        ),
         (f"arenalens check {argument} --target all", "every board at once"),
         (f"arenalens report {model_path} --target {target.name} --all", "everything, in text"),
     ):
