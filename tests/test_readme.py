@@ -15,6 +15,7 @@ from tests.readme_examples import (
     console_examples,
     corpus_console_examples,
     lines_not_printed,
+    shown_under,
 )
 
 
@@ -203,3 +204,31 @@ def test_console_examples_of_a_shared_model_show_what_the_command_prints(
     printed = capsys.readouterr()
     missing = lines_not_printed(shown, printed.out + printed.err)
     assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
+
+
+OVERLAP_REWRITE = (
+    "arenalens optimize example:vww_mobilenet_v1 -o ref.tflite --overlap --cpu cortex-m7 "
+    "--kernels reference"
+)
+OVERLAP_CHECK = "arenalens check ref.tflite --cpu cortex-m7 --kernels cmsis-nn --budget 320KB"
+
+
+@pytest.mark.runtime
+def test_the_overlap_example_shows_what_check_prints_of_the_rewritten_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plan made for the reference kernels, checked on CMSIS-NN: the README quoted a
+    `wrong outputs:` line the check no longer printed (it says `cannot run correctly:`)."""
+    pytest.importorskip("tflite_micro")
+    import shlex
+
+    from arenalens.cli import main
+
+    assert f"$ {OVERLAP_REWRITE}\n$ {OVERLAP_CHECK}\n" in README.read_text()
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(OVERLAP_REWRITE)[1:]) == 0
+    capsys.readouterr()
+    assert main(shlex.split(OVERLAP_CHECK)[1:]) == 1
+    printed = capsys.readouterr()
+    missing = lines_not_printed(shown_under(OVERLAP_CHECK), printed.out + printed.err)
+    assert not missing, f"{OVERLAP_CHECK}: the README shows lines it no longer prints: {missing}"
