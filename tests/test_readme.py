@@ -232,3 +232,23 @@ def test_the_overlap_example_shows_what_check_prints_of_the_rewritten_model(
     printed = capsys.readouterr()
     missing = lines_not_printed(shown_under(OVERLAP_CHECK), printed.out + printed.err)
     assert not missing, f"{OVERLAP_CHECK}: the README shows lines it no longer prints: {missing}"
+
+
+def test_the_two_bank_example_shows_what_check_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The NUCLEO-H743ZI placement example is of a generated model the README names
+    (`bank_two_banks`); it quoted `FITS  model on ...`, a model no reader had."""
+    import shlex
+
+    from arenalens.cli import main
+    from tests.fixtures.bank_models import TWO_BANKS
+
+    command = "arenalens check bank_two_banks.tflite --target nucleo-h743zi"
+    name, build = TWO_BANKS
+    (tmp_path / f"{name}.tflite").write_bytes(build())
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(command)[1:]) == 0
+    printed = capsys.readouterr()
+    missing = lines_not_printed(shown_under(command), printed.out + printed.err)
+    assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
