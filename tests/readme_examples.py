@@ -41,17 +41,19 @@ def console_examples() -> list[tuple[str, list[str]]]:
 
 # A shared-corpus model by its file name, as ../shared/models holds it.
 CORPUS_FILE = re.compile(r"^(?:mlperf_tiny|tflite_micro)__\w+\.tflite$")
+# The README's short names of corpus files: the name tflite-micro's repository gives them.
+CORPUS_SHORT = {"person_detect.tflite": "tflite_micro__person_detect.tflite"}
 
 
 def corpus_console_examples() -> list[tuple[str, list[str]]]:
     """(command, lines shown) for every console example of a shared-corpus model by its file
-    name (`mlperf_tiny__vww_96_int8.tflite`), no search (as console_examples)."""
+    name (`mlperf_tiny__vww_96_int8.tflite`, `person_detect.tflite` for tflite_micro's), its
+    `optimize` included (person_detect's split: under a minute), no input-size search."""
     found = []
     for command, shown in _all_examples():
         words = command.split()[1:]
         if (
-            any(CORPUS_FILE.match(word) for word in words)
-            and "optimize" not in words
+            any(CORPUS_FILE.match(word) or word in CORPUS_SHORT for word in words)
             and "--max-input" not in words
             and "|" not in command
         ):

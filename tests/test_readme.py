@@ -11,6 +11,7 @@ import pytest
 from arenalens.examples import write_example
 from tests.readme_examples import (
     CORPUS_FILE,
+    CORPUS_SHORT,
     README,
     console_examples,
     corpus_console_examples,
@@ -196,9 +197,13 @@ def test_console_examples_of_a_shared_model_show_what_the_command_prints(
 
     if not SHARED_MODELS.is_dir():
         pytest.skip(SHARED_REASON)
+    if "optimize" in command.split():
+        pytest.importorskip("tflite_micro")  # --overlap keeps only what real TFLM proves
+    if command.split()[1] == "vela":
+        pytest.importorskip("ethosu.vela")  # the `npu` extra
     for word in shlex.split(command):
-        if CORPUS_FILE.match(word):
-            (tmp_path / word).symlink_to(SHARED_MODELS / word)
+        if CORPUS_FILE.match(word) or word in CORPUS_SHORT:
+            (tmp_path / word).symlink_to(SHARED_MODELS / CORPUS_SHORT.get(word, word))
     monkeypatch.chdir(tmp_path)
     main(shlex.split(command)[1:])
     printed = capsys.readouterr()
@@ -252,3 +257,40 @@ def test_the_two_bank_example_shows_what_check_prints(
     printed = capsys.readouterr()
     missing = lines_not_printed(shown_under(command), printed.out + printed.err)
     assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
+
+
+VELA_COMPILE = (
+    "vela kws_ds_cnn.tflite --accelerator-config ethos-u65-256 --memory-mode Dedicated_Sram"
+)
+VELA_CHECK = (
+    "arenalens check output/kws_ds_cnn_vela.tflite --cpu cortex-m55 --npu ethos-u65-256 "
+    "--budget 30KiB"
+)
+
+
+def test_the_ethos_u_example_shows_what_check_prints_of_vela_s_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's three commands as a new user runs them: the demo writes the example's file
+    (the README never said where kws_ds_cnn.tflite came from), Arm's Vela compiles it, and
+    `check` of Vela's file prints the lines shown."""
+    pytest.importorskip("ethosu.vela")
+    import shlex
+    import subprocess
+    import sys
+
+    from arenalens.cli import main
+
+    demo = "arenalens demo --example kws_ds_cnn -o ."
+    assert f"$ {demo}  " in README.read_text() and f"$ {VELA_COMPILE}\n$ {VELA_CHECK}\n" in (
+        README.read_text()
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(demo)[1:]) == 0
+    words = shlex.split(VELA_COMPILE)
+    subprocess.run([sys.executable, "-m", "ethosu.vela", *words[1:]], check=True, cwd=tmp_path)
+    capsys.readouterr()
+    assert main(shlex.split(VELA_CHECK)[1:]) == 1
+    printed = capsys.readouterr()
+    missing = lines_not_printed(shown_under(VELA_CHECK), printed.out + printed.err)
+    assert not missing, f"{VELA_CHECK}: the README shows lines it no longer prints: {missing}"
