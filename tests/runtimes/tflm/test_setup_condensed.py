@@ -139,8 +139,10 @@ def _temp_view(channels: int | None) -> Tensor:
     )  # fmt: skip
 
 
+_VIEW = st.builds(_temp_view, st.sampled_from([None, 1, 2, 3, 8]))
 _EVENT = st.one_of(
-    st.builds(_temp_view, st.sampled_from([None, 1, 3, 8])),
+    _VIEW,
+    st.lists(_VIEW, min_size=1, max_size=4).map(tuple),  # a run of views (`TempTensors`)
     st.builds(Persistent, st.integers(0, 120), st.just("buffer"), st.none()),
     st.builds(TempBytes, st.integers(0, 90), _ALIGNMENTS),
 )
@@ -178,6 +180,9 @@ def test_prepares_taken_into_the_walk_settle_as_their_written_steps(
                 whole.append(Allocation(Action.TEMP, event.nbytes, event.alignment))
             elif isinstance(event, Tensor):
                 whole += _tensor_struct(event, layout, Action.TEMP, "", recorded=False)
+            else:  # a run of views, one after another
+                for view in event:
+                    whole += _tensor_struct(view, layout, Action.TEMP, "", recorded=False)
         whole += [Allocation(Action.RESET_TEMP, 0), Allocation(Action.HEAD, head, 4)]
     end = [Allocation(Action.PLANNER, planned, 16), Allocation(Action.RESET_TEMP, 0)]
     walk = ResidueWalk(layout.planner_bytes_per_buffer)

@@ -130,6 +130,8 @@ def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSe
     """Every operator's setup on a build, with the resource-variable buffers that ASSIGN_VARIABLE
     allocates in its Prepare (they depend on the operators prepared before it: `resources`)."""
     resources = resource_variables(model, build.resource_variables).buffers
+    if not resources:  # no ASSIGN_VARIABLE allocates (most models): the setups as they are
+        return operator_setups(model, build)
     found: list[OperatorSetup] = []
     for setup in operator_setups(model, build):
         context = setup.context

@@ -131,12 +131,32 @@ def _take_prepares(
     `setup_sequence` writes for them: one loop, its state in local variables (most events are
     temp tensors). False where a buffer is written over live temps."""
     base, highest, head, temp = lockstep.base, lockstep.highest, lockstep.head, lockstep.temp
-    parts_of = _parts_for(layout)
+    structs = _structs_for(layout)
+    parts_of, exact, run_alignment = structs.parts, structs.exact, structs.alignment
     # The highest temp end since the tail last moved (it bounds the tail before the next move).
     highest_end = nothing = NOTHING
     for events, resized in phases:
         for event in events:
             kind = type(event)
+            if kind is TempTensors and not temp % run_alignment:
+                # The usual run, from an aligned temp end: each view's bytes added, no alignment
+                # to follow (`_Structs.exact`); a channel count not met yet is walked below.
+                end = temp
+                try:
+                    for tensor in event:  # type: ignore[union-attr]
+                        quantization = tensor.quantization
+                        end += exact[
+                            None
+                            if quantization is None or quantization.zero_point is None
+                            else quantization.channel_count
+                        ]
+                except KeyError:
+                    pass
+                else:
+                    temp = end  # temp only grows over a run: its end is the highest
+                    if temp > highest_end:  # noqa: PLR1730 - max() is a call, per event
+                        highest_end = temp
+                    continue
             if kind is TempTensors or kind is TempTensor:
                 # `_after_temps`, inline: its call would cost about as much as the run's turn here
                 # (callgrind: VWW ~2K of ~5K per run); this is the check's walk, every run of
@@ -150,7 +170,7 @@ def _take_prepares(
                     )
                     entry = parts_of.get(channels)
                     if entry is None:
-                        entry = parts_of[channels] = _run_of(struct_parts(layout, channels))
+                        entry = structs.entry(channels)
                     total, aligned, parts = entry
                     if aligned and not temp % aligned:
                         temp += total
@@ -187,12 +207,11 @@ def _take_prepares(
     return True
 
 
-def _after_temps(
-    tensors: Sequence[Tensor], temp: int, parts_of: dict[int | None, _Parts], layout: RuntimeLayout
-) -> int:
+def _after_temps(tensors: Sequence[Tensor], temp: int, structs: _Structs) -> int:
     """The temp end after temp tensor views fetched from `temp` on, one after another: each a
     TfLiteTensor struct and its quantization copies (`setup.struct_parts`; their `_run_of` in
-    `parts_of`, by channel count, filled as met). One call per run of them (`TempTensors`)."""
+    `structs`, by channel count). One call per run of them (`TempTensors`)."""
+    parts_of = structs.parts
     for tensor in tensors:
         # `setup._copied_channels`, inline: a call per tensor would cost about as much as the
         # rest of its turn here (this runs for every temp tensor of every operator, per check).
@@ -204,7 +223,7 @@ def _after_temps(
         )
         entry = parts_of.get(channels)
         if entry is None:
-            entry = parts_of[channels] = _run_of(struct_parts(layout, channels))
+            entry = structs.entry(channels)
         total, aligned, parts = entry
         if aligned and not temp % aligned:
             temp += total
@@ -229,20 +248,47 @@ def _run_of(
 _TAIL, _TEMP, _HEAD = Action.PERSISTENT, Action.TEMP, Action.HEAD
 
 _Parts = tuple[int, int, tuple[tuple[str, int, int], ...]]  # a temp struct's `_run_of`
-# By layout (its id, the layout kept to check it): channel count → a temp struct's
-# `_run_of(struct_parts)`. A function of the build's struct sizes alone, as the layout is: kept
-# for the process, like the layouts (`layout_for`), a few builds' worth.
-_PARTS: dict[int, tuple[RuntimeLayout, dict[int | None, _Parts]]] = {}
-_PARTS_LAYOUTS = 64
 
 
-def _parts_for(layout: RuntimeLayout) -> dict[int | None, _Parts]:
-    """The temp struct parts found so far on this layout (filled by `_Condensed`)."""
-    found = _PARTS.get(id(layout))
+class _Structs:
+    """A layout's temp tensor views by the channel count they copy (None: no quantization), filled
+    as met: each one's `_run_of(struct_parts)` (`parts`), and in `exact` the bytes of those that
+    take exactly their bytes from an `alignment`-aligned temp end and leave it so aligned (the
+    largest alignment of a view's parts): a run of them from such an end moves it by their sum."""
+
+    __slots__ = ("alignment", "exact", "layout", "parts")
+
+    def __init__(self, layout: RuntimeLayout) -> None:
+        self.layout = layout
+        self.parts: dict[int | None, _Parts] = {}
+        self.exact: dict[int | None, int] = {}
+        self.alignment = max(alignment for _, _, alignment in struct_parts(layout, 1))
+
+    def entry(self, channels: int | None) -> _Parts:
+        """The `_run_of` of a view copying `channels` zero points, found once."""
+        found = self.parts.get(channels)
+        if found is None:
+            found = self.parts[channels] = _run_of(struct_parts(self.layout, channels))
+            total, aligned, _ = found
+            if aligned and not self.alignment % aligned and not total % self.alignment:
+                self.exact[channels] = total
+        return found
+
+
+# By layout (its id, the layout kept to check it): its `_Structs`. A function of the build's
+# struct sizes alone, as the layout is: kept for the process, like the layouts (`layout_for`), a
+# few builds' worth.
+_STRUCTS: dict[int, tuple[RuntimeLayout, _Structs]] = {}
+_STRUCTS_LAYOUTS = 64
+
+
+def _structs_for(layout: RuntimeLayout) -> _Structs:
+    """The temp views met so far on this layout."""
+    found = _STRUCTS.get(id(layout))
     if found is None or found[0] is not layout:
-        if len(_PARTS) >= _PARTS_LAYOUTS:
-            _PARTS.clear()
-        found = _PARTS[id(layout)] = (layout, {})
+        if len(_STRUCTS) >= _STRUCTS_LAYOUTS:
+            _STRUCTS.clear()
+        found = _STRUCTS[id(layout)] = (layout, _Structs(layout))
     return found[1]
 
 
@@ -263,9 +309,9 @@ class _Condensed:
     __slots__ = (
         "behind",
         "layout",
-        "parts",
         "run_start",
         "steps",
+        "structs",
         "tail_alignment",
         "tail_bytes",
         "temp",
@@ -278,7 +324,7 @@ class _Condensed:
         # The open tail run started after the open temp run's last allocation (else no tail
         # run is open while a temp run is).
         self.behind = False
-        self.parts = _parts_for(layout)
+        self.structs = _structs_for(layout)
 
     def options(self, sizes: Sequence[tuple[int, int] | None]) -> None:
         """Every operator's parsed options, (bytes, alignment) or None: tail allocations, the
@@ -311,7 +357,7 @@ class _Condensed:
         variables (a phase is a handful of events, most of them temp tensors, and a model has
         tens of phases: per-phase calls and attribute traffic would cost more than the events).
         """
-        temp, run_start, parts_of = self.temp, self.run_start, self.parts
+        temp, run_start, structs = self.temp, self.run_start, self.structs
         tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
         behind, layout = self.behind, self.layout
         pointer = layout.struct_alignment
@@ -336,8 +382,7 @@ class _Condensed:
                     temp = _after_temps(
                         event if kind is TempTensors else (event,),  # type: ignore[arg-type]
                         temp,
-                        parts_of,
-                        layout,
+                        structs,
                     )
                 elif kind is Persistent:
                     if event.written is not None:  # type: ignore[union-attr]
