@@ -5,7 +5,9 @@ gives what settling the whole sequence gives."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import pytest
 from hypothesis import example, given, settings
@@ -16,15 +18,27 @@ from arenalens.ir import DTYPES_BY_NAME, Quantization, Tensor, TensorKind
 from arenalens.pipeline import analyze, runtime_build
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
-from arenalens.runtimes.tflm.kernels.base import Event, Persistent, TempBytes
-from arenalens.runtimes.tflm.setup import _tensor_struct, setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.kernels.base import (
+    MAX_SCRATCH_PER_OPERATOR,
+    Event,
+    Persistent,
+    TempBytes,
+)
+from arenalens.runtimes.tflm.kernels.setups import OperatorSetup
+from arenalens.runtimes.tflm.setup import (
+    PlanFacts,
+    _tensor_struct,
+    heads_after_prepare,
+    setup_sequence,
+    setups_with_resources,
+)
 from arenalens.runtimes.tflm.setup_condensed import (
     _Condensed,
     _take_prepares,
     condensed_sequence,
     settled_setup,
 )
-from arenalens.runtimes.tflm.setup_layout import HOST_64, layout_for
+from arenalens.runtimes.tflm.setup_layout import HOST_64, RuntimeLayout, layout_for
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation, ResidueWalk, replay, settle
 from arenalens.tflite.reader import load_model
 
@@ -181,7 +195,7 @@ def test_prepares_taken_into_the_walk_settle_as_their_written_steps(
             elif isinstance(event, Tensor):
                 whole += _tensor_struct(event, layout, Action.TEMP, "", recorded=False)
             else:  # a run of views, one after another
-                for view in event:
+                for view in cast(tuple[Tensor, ...], event):
                     whole += _tensor_struct(view, layout, Action.TEMP, "", recorded=False)
         whole += [Allocation(Action.RESET_TEMP, 0), Allocation(Action.HEAD, head, 4)]
     end = [Allocation(Action.PLANNER, planned, 16), Allocation(Action.RESET_TEMP, 0)]
@@ -192,3 +206,34 @@ def test_prepares_taken_into_the_walk_settle_as_their_written_steps(
     assert _take_prepares(lockstep, phases, layout)
     walk.take(end)
     assert walk.settled() == settle([*whole, *end], layout)
+
+
+def _heads_by_key(
+    operators: Sequence[OperatorSetup], facts: PlanFacts, layout: RuntimeLayout
+) -> list[int]:
+    """The head after each Prepare, counting each operator's requests by its (subgraph,
+    operator) key: what `heads_after_prepare` finds by position."""
+    requests: dict[tuple[int, int], int] = {}
+    for request in facts.scratch:
+        key = (request.subgraph, request.operator)
+        requests[key] = requests.get(key, 0) + 1
+    heads, so_far = [], 0
+    for setup in operators:
+        so_far += requests.get((setup.context.subgraph.index, setup.context.operator.index), 0)
+        heads.append(layout.scratch_request * (so_far + MAX_SCRATCH_PER_OPERATOR))
+    return heads
+
+
+@pytest.mark.parametrize("example", ["kws_ds_cnn", "branchy_inception"])
+def test_heads_after_prepare_count_each_operators_requests_in_any_order(example: str) -> None:
+    """Model order finds a request's operator by position; any other list of setups (reversed,
+    a part) is searched: the same heads as counting by key."""
+    model = load_model(example_bytes(example))
+    build = runtime_build("tflm", "cortex-m7/cmsis-nn")
+    result = analyze(model, build=build).arenas[0]
+    layout = layout_for(build)
+    operators = list(setups_with_resources(model, build))
+    facts = plan_facts(model, result.arena, result.plan, build, operators)
+    assert facts.scratch  # the case: some kernel asks for scratch
+    for order in (operators, operators[::-1], operators[1:], operators[:-1]):
+        assert heads_after_prepare(order, facts, layout) == _heads_by_key(order, facts, layout)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
+from operator import attrgetter
 from typing import NamedTuple, cast
 
 from arenalens.analysis.lifetimes import ScratchRequest
@@ -264,19 +266,44 @@ def heads_after_prepare(
 ) -> list[int]:
     """The head FinishPrepareNodeAllocations sizes after each operator's Prepare: room for the
     scratch requests so far and the next operator's most."""
-    scratch_per_operator: dict[tuple[int, int], int] = {}
-    for request in facts.scratch:
-        key = (request.subgraph, request.operator)
-        scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
-    heads: list[int] = []
-    requests_so_far = 0
-    for setup in operators:
-        if scratch_per_operator:
-            view = setup.context
-            key = (view.subgraph.index, view.operator.index)
-            requests_so_far += scratch_per_operator.get(key, 0)
-        heads.append(layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR))
-    return heads
+    requests = [0] * len(operators)  # scratch requests made by each operator's Prepare
+    for position in _requesting_positions(operators, facts.scratch):
+        requests[position] += 1
+    so_far = accumulate(requests, initial=MAX_SCRATCH_PER_OPERATOR)
+    next(so_far)  # before the first Prepare
+    return list(map(layout.scratch_request.__mul__, so_far))
+
+
+def _requesting_positions(
+    operators: Sequence[OperatorSetup], scratch: Sequence[ScratchRequest]
+) -> list[int]:
+    """Where each scratch request's operator is among `operators`: one setup per operator of the
+    model in model order (`operator_setups`) puts it at its subgraph's first position plus its
+    index, looked up only for the few requests; any other list is searched."""
+    if not scratch:
+        return []
+    model = operators[0].context.model
+    firsts = list(accumulate(map(len, map(_OPERATORS, model.subgraphs)), initial=0))
+    if len(operators) != firsts[-1]:
+        firsts = []
+    found: list[int] = []
+    for request in scratch:
+        subgraph, operator = request.subgraph, request.operator
+        position = firsts[subgraph] + operator if 0 <= subgraph < len(firsts) - 1 else -1
+        if 0 <= position < len(operators):
+            view = operators[position].context
+            if view.subgraph.index == subgraph and view.operator.index == operator:
+                found.append(position)
+                continue
+        found.extend(
+            position
+            for position, setup in enumerate(operators)
+            if (setup.context.subgraph.index, setup.context.operator.index) == (subgraph, operator)
+        )
+    return found
+
+
+_OPERATORS = attrgetter("operators")
 
 
 # ResetTempAllocations after every Prepare: one frozen step shared by all of them.

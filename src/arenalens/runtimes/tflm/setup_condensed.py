@@ -144,7 +144,7 @@ def _take_prepares(
                 end = temp
                 try:
                     for tensor in event:  # type: ignore[union-attr]
-                        quantization = tensor.quantization
+                        quantization = tensor.quantization  # type: ignore[union-attr]
                         end += exact[
                             None
                             if quantization is None or quantization.zero_point is None
