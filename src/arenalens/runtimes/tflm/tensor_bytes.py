@@ -12,15 +12,14 @@ from types import MappingProxyType
 from arenalens.ir import Tensor
 
 # Element sizes TFLM knows (memory_helpers.cc — TfLiteTypeSizeOf); INT4 is not packed.
-TFLM_ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
-    {
-        "INT8": 1, "UINT8": 1, "BOOL": 1, "INT4": 1,
-        "INT16": 2, "UINT16": 2, "FLOAT16": 2, "BFLOAT16": 2,
-        "FLOAT32": 4, "INT32": 4, "UINT32": 4, "RESOURCE": 4,
-        "INT64": 8, "UINT64": 8, "FLOAT64": 8, "COMPLEX64": 8,
-        "COMPLEX128": 16,
-    }
-)  # fmt: skip
+_ELEMENT_BYTES = {
+    "INT8": 1, "UINT8": 1, "BOOL": 1, "INT4": 1,
+    "INT16": 2, "UINT16": 2, "FLOAT16": 2, "BFLOAT16": 2,
+    "FLOAT32": 4, "INT32": 4, "UINT32": 4, "RESOURCE": 4,
+    "INT64": 8, "UINT64": 8, "FLOAT64": 8, "COMPLEX64": 8,
+    "COMPLEX128": 16,
+}  # fmt: skip
+TFLM_ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(_ELEMENT_BYTES)
 
 
 def tflm_tensor_bytes(tensor: Tensor, shape: tuple[int, ...] | None = None) -> int:
@@ -28,10 +27,13 @@ def tflm_tensor_bytes(tensor: Tensor, shape: tuple[int, ...] | None = None) -> i
 
     `shape` replaces the flatbuffer's, for outputs whose dims a kernel rewrote in Prepare; a
     negative dim gives 0 bytes."""
-    element = TFLM_ELEMENT_BYTES.get(tensor.dtype.name)
+    # (The plain dict and a loop over the dims, not the read-only view and min(): that builtin
+    # call costs as much as the rest here, once per planned tensor of every check.)
+    element = _ELEMENT_BYTES.get(tensor.dtype.name)
     if element is None:
         return 0
     dims = tensor.shape if shape is None else shape
-    if dims and min(dims) < 0:
-        return 0
+    for dim in dims:
+        if dim < 0:
+            return 0
     return prod(dims) * element
