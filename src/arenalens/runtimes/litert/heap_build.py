@@ -183,10 +183,9 @@ def partition_bytes(subgraph: Subgraph, subsets: list[NodeSubset], delegated: in
     return total + CALL_BYTES
 
 
-def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> int:
-    """Each output's dims array from Interpreter(...): Prepare (the delegate kernels' and the
-    builtin kernels') resizes the outputs after the last Init, giving each a new array and
-    freeing the old, so at the build moment the old ones are still held."""
+def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> set[int]:
+    """The tensors whose dims array from Interpreter(...) Prepare replaces (the delegate
+    kernels' and the builtin kernels' outputs): each gets a new array, the old one freed."""
     outputs: set[int] = set()
     for subset in subsets:
         if subset.delegated:
@@ -194,7 +193,39 @@ def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> int:
             continue
         for index in subset.operators:
             outputs.update(t for t in subgraph.operators[index].outputs if t >= 0)
-    return sum(glibc.usable(4 + 4 * len(subgraph.tensors[t].shape)) for t in outputs)
+    return outputs
+
+
+def held_dims(model: Model) -> int:
+    """The old dims arrays every kernel's Init still holds: the delegate is applied to every
+    subgraph (ApplyLazyDelegateProviders) before the primary subgraph's AllocateTensors
+    prepares anything, so at each build moment no subgraph's dims are replaced yet. Prepare
+    replaces each subgraph's outputs (`replaced_dims`) and, in an IF's or WHILE's Prepare
+    (*if.cc*, *while.cc*: CopyTensorsShapeAndType → Subgraph::ResizeInputTensor), each input
+    of its children but those RemoveUnusedInputs drops (a WHILE condition's and a branch's
+    inputs nothing reads): a child's dims array replaced once, however many nodes call it."""
+    replaced: set[tuple[int, int]] = set()
+    for graph in model.subgraphs:
+        split = partition(graph, model)
+        subsets = node_subsets(graph, split.delegated)
+        replaced.update((graph.index, t) for t in replaced_dims(graph, subsets))
+        for operator in graph.operators:
+            if operator.opcode not in ("IF", "WHILE"):
+                continue
+            for position, child in enumerate(operator.called_subgraphs):
+                if not 0 <= child < len(model.subgraphs):
+                    continue
+                called = model.subgraphs[child]
+                body = operator.opcode == "WHILE" and position == 1
+                read = {t for op in called.operators for t in op.inputs} | set(called.outputs)
+                replaced.update(
+                    (child, t) for t in called.inputs if t >= 0 and (body or t in read)
+                )
+    return sum(
+        glibc.usable(4 + 4 * len(model.subgraphs[index].tensors[tensor].shape))
+        for index, tensor in replaced
+        if 0 <= tensor < len(model.subgraphs[index].tensors)
+    )
 
 
 def _packed(
@@ -500,11 +531,12 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     # with what its subgraph's DelegatePrepare holds meanwhile.
     kernels: list[tuple[Subgraph, NodeSubset, int]] = []
     settled = sum(xnnpack_objects.variable_maps_bytes(model))
+    dims = held_dims(model)
     for graph in model.subgraphs:
         split = partition(graph, model)
         subsets = node_subsets(graph, split.delegated)
         partitioned = partition_bytes(graph, subsets, len(split.delegated))
-        partitioned += replaced_dims(graph, subsets) + DELEGATE_CREATORS_BYTES
+        partitioned += dims + DELEGATE_CREATORS_BYTES
         # The delegate's variable maps as they stand while this subgraph's kernels are built
         # (its resources, the names so far), where setup's figure holds the last subgraph's.
         partitioned += sum(xnnpack_objects.variable_maps_bytes(model, graph.index)) - settled
