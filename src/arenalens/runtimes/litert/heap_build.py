@@ -168,12 +168,19 @@ def init_temporaries(subgraph: Subgraph, subset: NodeSubset) -> int:
 
 
 def partition_bytes(subgraph: Subgraph, subsets: list[NodeSubset], delegated: int) -> int:
-    """DelegatePrepare's arrays of the nodes it takes (two), the partition's subsets and each
-    subset's node, input and output vectors (grown by push_back)."""
+    """DelegatePrepare's arrays of the nodes it takes (two, each made for the whole execution
+    plan: xnnpack_delegate.cc PrepareOpsToDelegate's `TfLiteIntArrayCreate(execution_plan->
+    size)`, a 6-node plan's 28 B request in the trace of var10_341 whatever `delegated` is),
+    the partition's subsets and each subset's node, input and output vectors (grown by
+    push_back). The subsets' vector grows by one emplace_back more than it keeps (graph_info.cc
+    Partition: BuildNodeSubset until the last one is empty, then pop_back), so its capacity
+    is the power of two from len(subsets) + 1: 2 for one subset (160 B, cf11_3), 8 for four."""
+    del delegated  # the arrays are the plan's size, not the taken nodes'
     capacity = 1
-    while capacity < len(subsets):
+    while capacity < len(subsets) + 1:
         capacity *= 2
-    total = 2 * xnnpack_objects._int_array(delegated) + glibc.usable(NODE_SUBSET_BYTES * capacity)
+    plan = len(subgraph.operators)
+    total = 2 * xnnpack_objects._int_array(plan) + glibc.usable(NODE_SUBSET_BYTES * capacity)
     for subset in subsets:
         total += (
             xnnpack_objects._vector(len(subset.operators))
