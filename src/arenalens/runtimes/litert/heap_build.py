@@ -57,6 +57,7 @@ from arenalens.runtimes.litert import (
 )
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
+from arenalens.runtimes.litert.libstdcxx import sized_bucket_count
 from arenalens.runtimes.litert.xnnpack_packing import HOST_TILES, XnnpackTiles
 from arenalens.runtimes.litert.xnnpack_workspace import (
     BINARY_NODES,
@@ -144,6 +145,14 @@ def _set_bytes(count: int) -> int:
     return count * glibc.usable(HASH_NODE_BYTES) + xnnpack_objects._buckets(count)
 
 
+def _range_set_bytes(count: int) -> int:
+    """An unordered_set<int> built from a range of `count` distinct ints: its nodes and the
+    bucket array sized for them at once (`sized_bucket_count`), not grown by insertions."""
+    buckets = sized_bucket_count(count)
+    array = glibc.usable(xnnpack_objects.POINTER_BYTES * buckets) if buckets > 1 else 0
+    return count * glibc.usable(HASH_NODE_BYTES) + array
+
+
 def init_temporaries(subgraph: Subgraph, subset: NodeSubset) -> int:
     """Subgraph::Create's containers still live when it returns: its inputs and outputs sets
     (a resource output left out), the externals set (the outputs, the inputs without data,
@@ -159,7 +168,7 @@ def init_temporaries(subgraph: Subgraph, subset: NodeSubset) -> int:
         if 0 <= tensor < len(subgraph.tensors) and subgraph.tensors[tensor].dtype.name != "RESOURCE"
     )
     return (
-        _set_bytes(len(subset.inputs))
+        _range_set_bytes(len(subset.inputs))
         + _set_bytes(outputs)
         + _set_bytes(outputs + external_inputs + resources)
         + _set_bytes(len(tensors))

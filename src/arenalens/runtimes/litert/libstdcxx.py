@@ -33,6 +33,33 @@ BUCKET_COUNT_CHAIN: tuple[int, ...] = (
     712697, 1447153, 2938679, 5967347, 12117689, 24607243, 49969847,
 )  # fmt: skip
 
+# _Prime_rehash_policy::_M_next_bkt(n), the bucket count of a container built for n elements:
+# 1 (the single inline bucket, nothing allocated) for none, its fast table below 14, then the
+# smallest entry of libstdc++'s prime table from 17 up that is >= n. Measured with g++ 12 /
+# libstdc++.so.6 by printing `unordered_set<int>(n).bucket_count()` for n = 0..2400. The
+# wheel's unordered_set built from a range of n ints (the XNNPACK delegate's inputs set) asks
+# for that count: 2 buckets (16 B) for 2 inputs in the trace of var10_341, 3 (24 B) for 3 in
+# cf11_3's.
+_FAST_BUCKET_COUNTS = (1, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13)
+_PRIME_BUCKET_COUNTS: tuple[int, ...] = (
+    17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 103, 109, 113,
+    127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227, 241, 257, 277, 293, 313, 337, 359,
+    383, 409, 439, 467, 503, 541, 577, 619, 661, 709, 761, 823, 887, 953, 1031, 1109, 1193,
+    1289, 1381, 1493, 1613, 1741, 1879, 2029, 2179, 2357, 2549,
+)  # fmt: skip
+
+
+def sized_bucket_count(count: int) -> int:
+    """The bucket count of an unordered container made for `count` elements (`_M_next_bkt`);
+    past the measured table, the growth chain's next entry (never fewer buckets)."""
+    if count < len(_FAST_BUCKET_COUNTS):
+        return _FAST_BUCKET_COUNTS[max(count, 0)]
+    position = bisect.bisect_left(_PRIME_BUCKET_COUNTS, count)
+    if position < len(_PRIME_BUCKET_COUNTS):
+        return _PRIME_BUCKET_COUNTS[position]
+    return next((b for b in BUCKET_COUNT_CHAIN if b >= count), BUCKET_COUNT_CHAIN[-1])
+
+
 # Ranges of at most this many elements are left to the final insertion sort (`_S_threshold`).
 INSERTION_SORT_THRESHOLD = 16
 
