@@ -200,16 +200,30 @@ def partition_bytes(subgraph: Subgraph, subsets: list[NodeSubset], delegated: in
 
 
 def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> set[int]:
-    """The tensors whose dims array from Interpreter(...) Prepare replaces (the delegate
-    kernels' and the builtin kernels' outputs): each gets a new array, the old one freed."""
+    """The tensors whose dims array from Interpreter(...) Prepare replaces: each gets a new
+    array (context->ResizeTensor), the old one freed. A delegate kernel's outputs but the
+    resources (xnnpack_delegate.cc Prepare resizes its `outputs_`, which Create fills without
+    them); the builtin kernels' outputs but those whose Prepare never resizes them
+    (var_handle.cc: a persistent 4 B buffer; read_variable.cc: a rank-0 output made dynamic,
+    any other left as it is)."""
     outputs: set[int] = set()
     for subset in subsets:
         if subset.delegated:
-            outputs.update(subset.outputs)
+            outputs.update(
+                t
+                for t in subset.outputs
+                if 0 <= t < len(subgraph.tensors) and subgraph.tensors[t].dtype.name != "RESOURCE"
+            )
             continue
         for index in subset.operators:
-            outputs.update(t for t in subgraph.operators[index].outputs if t >= 0)
+            operator = subgraph.operators[index]
+            if operator.opcode not in _UNRESIZED_OUTPUTS:
+                outputs.update(t for t in operator.outputs if t >= 0)
     return outputs
+
+
+# Builtin kernels whose Prepare never resizes their outputs (replaced_dims).
+_UNRESIZED_OUTPUTS = frozenset({"VAR_HANDLE", "READ_VARIABLE"})
 
 
 def held_dims(model: Model) -> int:
