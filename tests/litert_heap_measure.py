@@ -256,6 +256,15 @@ HELD_OUT = (*HELD_OUT, *((f"var12_{seed}", "xnnpack_replan", seed) for seed in R
 HELD_OUT = (*HELD_OUT, *((f"turns13_{seed}", "while_turns", seed) for seed in range(1, 25)))
 # IFs whose branches leave the CPU back end differently, work after them (if_state_case).
 HELD_OUT = (*HELD_OUT, *((f"ifstate13_{seed}", "if_state", seed) for seed in range(1, 13)))
+# Session 14 (litert14b): new draws of the three control-flow families (seeds 1401-), drawn after
+# heap_build replayed the build moment's partition (every subgraph's old dims, the subsets'
+# vector, the plan-sized node arrays, the range-built inputs set); measured on the AMD EPYC.
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"cf14_{n}", "control_flow_heap", 1400 + n) for n in range(1, 17)),
+    *((f"turns14_{n}", "while_turns", 1400 + n) for n in range(1, 9)),
+    *((f"ifstate14_{n}", "if_state", 1400 + n) for n in range(1, 9)),
+)
 
 
 def kernel_case(name: str) -> bytes:

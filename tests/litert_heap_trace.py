@@ -3,6 +3,7 @@ how the rules of src/arenalens/runtimes/litert/heap_interpreter.py and heap_kern
 off the wheel, and how a new kernel's are.
 
     python -m tests.litert_heap_trace MODEL [builtin|xnnpack]            # live blocks by site
+    python -m tests.litert_heap_trace MODEL xnnpack --build-moment       # the build transient
 
 tests/data/litert_heap_trace/alloc_tracer.c (LD_PRELOAD, compiled here with gcc) logs each
 malloc / calloc / realloc / aligned allocation and free with its size, malloc_usable_size and
@@ -161,13 +162,52 @@ def live_by_site(log: Path) -> dict[str, dict[str, list[int]]]:
     return table
 
 
+def build_transient(log: Path) -> dict[str, list[tuple[int, int]]]:
+    """The blocks live at allocate_tensors()'s highest moment that it frees before it returns
+    (under XNNPACK, the delegate kernel's build moment: heap_build.kernel_transient), by site:
+    (usable, request) of each."""
+    live: dict[str, tuple[int, int, str, int]] = {}
+    total = peak = 0
+    at_peak: dict[str, tuple[int, int, str, int]] = {}
+    for position, (phase, op, request, usable, pointer, frames) in enumerate(events(log)):
+        if phase not in ("create", "allocate"):
+            break
+        if pointer in live:
+            total -= live.pop(pointer)[1]
+        if op != "F":
+            live[pointer] = (position, usable, site(frames), request)
+            total += usable
+            if phase == "allocate" and total > peak:
+                peak, at_peak = total, dict(live)
+    table: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for pointer, block in at_peak.items():
+        if live.get(pointer) != block:
+            table[block[2]].append((block[1], block[3]))
+    return table
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", type=Path)
     parser.add_argument("mode", nargs="?", default="builtin", choices=("builtin", "xnnpack"))
+    parser.add_argument("--build-moment", action="store_true", help=build_transient.__doc__)
     arguments = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         log = trace(arguments.model.resolve(), arguments.mode, Path(scratch))
+        if arguments.build_moment:
+            from arenalens.runtimes.litert.glibc import usable
+
+            transient = build_transient(log)
+            blocks = [block for sizes in transient.values() for block in sizes]
+            # glibc's placement may hand a block 16 B more than its request's chunk (the
+            # process's history): the requests' own chunk sizes are what a replay can match.
+            print(
+                f"== freed by allocate_tensors(): {sum(b[0] for b in blocks)} B usable, "
+                f"{sum(usable(b[1]) for b in blocks)} B as requested"
+            )
+            for name, sizes in sorted(transient.items(), key=lambda item: -sum(b[0] for b in item[1])):
+                print(f"{sum(b[0] for b in sizes):9d} {len(sizes):5d}  {name[:120]}")
+            return 0
         for phase, sites in live_by_site(log).items():
             total = sum(sum(sizes) for sizes in sites.values())
             print(f"== blocks allocated during {phase} and still live: {total} B")

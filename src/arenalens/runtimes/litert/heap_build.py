@@ -549,16 +549,11 @@ def _eight_bit_chain(subgraph: Subgraph, run: tuple[_Node, ...]) -> bool:
     )
 
 
-def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> int:
-    """The most an interpreter holds while the delegate builds its kernels: `after_setup` less
-    `late` (what allocate_tensors makes after the last Init: arenas, planner and kernel
-    setup, indirection buffers, workspace) and less what later kernels' Inits make, plus the
-    kernel's XNNPACK subgraph and Init's temporaries, the largest over the kernels; and at
-    each kind's first fingerprint (a convolution's, or a transposed convolution's on the
-    ISA's configurations), what the kernel holds before that operator is created, plus the
-    fingerprint's blocks."""
-    # Every subgraph's kernels, in the order the delegate is applied (xnnpack_subgraphs), each
-    # with what its subgraph's DelegatePrepare holds meanwhile.
+def delegate_kernels(model: Model) -> list[tuple[Subgraph, NodeSubset, int]]:
+    """Every subgraph's delegate kernels, in the order the delegate is applied
+    (xnnpack_subgraphs), each with what is held meanwhile besides its own XNNPACK subgraph and
+    Init's containers: its subgraph's partition (`partition_bytes`), every subgraph's old dims
+    (`held_dims`), the resolver's delegate creators and the variable maps so far."""
     kernels: list[tuple[Subgraph, NodeSubset, int]] = []
     settled = sum(xnnpack_objects.variable_maps_bytes(model))
     dims = held_dims(model)
@@ -571,6 +566,24 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
         # (its resources, the names so far), where setup's figure holds the last subgraph's.
         partitioned += sum(xnnpack_objects.variable_maps_bytes(model, graph.index)) - settled
         kernels.extend((graph, subset, partitioned) for subset in subsets if subset.delegated)
+    return kernels
+
+
+def kernel_transient(subgraph: Subgraph, subset: NodeSubset, shared: int, model: Model) -> int:
+    """What a kernel's build moment holds that allocate_tensors() frees before it returns: its
+    XNNPACK subgraph, Init's containers and `shared` (delegate_kernels)."""
+    return subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset) + shared
+
+
+def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> int:
+    """The most an interpreter holds while the delegate builds its kernels: `after_setup` less
+    `late` (what allocate_tensors makes after the last Init: arenas, planner and kernel
+    setup, indirection buffers, workspace) and less what later kernels' Inits make, plus the
+    kernel's XNNPACK subgraph and Init's temporaries, the largest over the kernels; and at
+    each kind's first fingerprint (a convolution's, or a transposed convolution's on the
+    ISA's configurations), what the kernel holds before that operator is created, plus the
+    fingerprint's blocks."""
+    kernels = delegate_kernels(model)
     reshaped = sum(xnnpack_objects.reshape_bytes(*kernel[:2], model) for kernel in kernels)
     before = after_setup - late - reshaped
     inits = [kernel_init_bytes(graph, subset, model, isa) for graph, subset, _ in kernels]
@@ -583,7 +596,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
         nodes = _nodes(subgraph, subset.operators, boundary, model)
         created = {node.operator for node in nodes}
         held = subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset)
-        largest = max(largest, before - later + held + shared)
+        largest = max(largest, before - later + kernel_transient(subgraph, subset, shared, model))
         luts = [node for node in nodes if node.kind == "lut"]
         if luts:
             # Each LUT is computed by a runtime of its own while the subgraph is optimized,
