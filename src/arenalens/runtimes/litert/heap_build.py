@@ -190,13 +190,41 @@ def partition_bytes(subgraph: Subgraph, subsets: list[NodeSubset], delegated: in
         capacity *= 2
     plan = len(subgraph.operators)
     total = 2 * xnnpack_objects._int_array(plan) + glibc.usable(NODE_SUBSET_BYTES * capacity)
-    for subset in subsets:
+    for subset, (inputs, outputs) in zip(subsets, _tensor_pushes(subgraph, subsets), strict=True):
         total += (
             xnnpack_objects._vector(len(subset.operators))
-            + xnnpack_objects._vector(len(subset.inputs))
-            + xnnpack_objects._vector(len(subset.outputs))
+            + xnnpack_objects._vector(inputs)
+            + xnnpack_objects._vector(outputs)
         )
     return total + CALL_BYTES
+
+
+def _tensor_pushes(subgraph: Subgraph, subsets: list[NodeSubset]) -> list[tuple[int, int]]:
+    """How many times graph_info.cc's UpdateNode pushes onto each subset's input and output
+    vectors before Uniquefy (sort and erase: the capacity stays): each input reference of its
+    nodes to a tensor not made in the subset, and for the subset that made it an output push,
+    then one more per subgraph output it made (a PACK reading one tensor twice pushes twice)."""
+    made = {
+        tensor: position
+        for position, subset in enumerate(subsets)
+        for index in subset.operators
+        for tensor in subgraph.operators[index].outputs
+        if tensor >= 0
+    }
+    inputs = [0] * len(subsets)
+    outputs = [0] * len(subsets)
+    for position, subset in enumerate(subsets):
+        for index in subset.operators:
+            for tensor in subgraph.operators[index].inputs:
+                if tensor < 0 or made.get(tensor) == position:
+                    continue
+                inputs[position] += 1
+                if tensor in made:
+                    outputs[made[tensor]] += 1
+    for tensor in subgraph.outputs:
+        if tensor in made:
+            outputs[made[tensor]] += 1
+    return list(zip(inputs, outputs, strict=True))
 
 
 def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> set[int]:
