@@ -234,20 +234,52 @@ def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> set[int]:
     them); the builtin kernels' outputs but those whose Prepare never resizes them
     (var_handle.cc: a persistent 4 B buffer; read_variable.cc: a rank-0 output made dynamic,
     any other left as it is)."""
-    outputs: set[int] = set()
+    return {
+        tensor
+        for operator in prepared_operators(subgraph, subsets)
+        for tensor in operator.outputs
+        if tensor >= 0 and operator.opcode not in _UNRESIZED_OUTPUTS
+    } | {
+        t
+        for subset in subsets
+        if subset.delegated and _prepared(subgraph, subsets, subset)
+        for t in subset.outputs
+        if 0 <= t < len(subgraph.tensors) and subgraph.tensors[t].dtype.name != "RESOURCE"
+    }
+
+
+def prepared_operators(subgraph: Subgraph, subsets: list[NodeSubset]) -> list[Operator]:
+    """The builtin operators allocate_tensors() prepares, in plan order: PrepareOpsStartingAt
+    stops after a node with a dynamic output (a rank-0 READ_VARIABLE's, read_variable.cc), the
+    rest wait for the first invoke (heap_replan)."""
+    prepared: list[Operator] = []
     for subset in subsets:
         if subset.delegated:
-            outputs.update(
-                t
-                for t in subset.outputs
-                if 0 <= t < len(subgraph.tensors) and subgraph.tensors[t].dtype.name != "RESOURCE"
-            )
             continue
         for index in subset.operators:
             operator = subgraph.operators[index]
-            if operator.opcode not in _UNRESIZED_OUTPUTS:
-                outputs.update(t for t in operator.outputs if t >= 0)
-    return outputs
+            prepared.append(operator)
+            if _dynamic_output(subgraph, operator):
+                return prepared
+    return prepared
+
+
+def _dynamic_output(subgraph: Subgraph, operator: Operator) -> bool:
+    return operator.opcode == "READ_VARIABLE" and any(
+        0 <= t < len(subgraph.tensors) and not subgraph.tensors[t].shape for t in operator.outputs
+    )
+
+
+def _prepared(subgraph: Subgraph, subsets: list[NodeSubset], subset: NodeSubset) -> bool:
+    """Whether a subset comes before the first builtin node with a dynamic output."""
+    for earlier in subsets:
+        if earlier is subset:
+            return True
+        if not earlier.delegated and any(
+            _dynamic_output(subgraph, subgraph.operators[i]) for i in earlier.operators
+        ):
+            return False
+    return True
 
 
 # Builtin kernels whose Prepare never resizes their outputs (replaced_dims).
@@ -267,7 +299,7 @@ def held_dims(model: Model) -> int:
         split = partition(graph, model)
         subsets = node_subsets(graph, split.delegated)
         replaced.update((graph.index, t) for t in replaced_dims(graph, subsets))
-        for operator in graph.operators:
+        for operator in prepared_operators(graph, subsets):
             if operator.opcode not in ("IF", "WHILE"):
                 continue
             for position, child in enumerate(operator.called_subgraphs):
