@@ -205,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"== freed by allocate_tensors(): {sum(b[0] for b in blocks)} B usable, "
                 f"{sum(usable(b[1]) for b in blocks)} B as requested"
             )
-            for name, sizes in sorted(transient.items(), key=lambda item: -sum(b[0] for b in item[1])):
+            for name, sizes in sorted(
+                transient.items(), key=lambda item: -sum(b[0] for b in item[1])
+            ):
                 print(f"{sum(b[0] for b in sizes):9d} {len(sizes):5d}  {name[:120]}")
             return 0
         for phase, sites in live_by_site(log).items():

@@ -17,8 +17,10 @@ subgraph, creates its runtime (operators and packed weights) and, until it retur
   the optimizer's fusions and clean-up compact them);
 * **Init's own containers**: the sets of the kernel's inputs, outputs and external tensors, its
   vector of the context's tensors, and its tensor → value map (a copy stays in the kernel);
-* **the partition** (`DelegatePrepare`'s node arrays, the subsets and their tensor vectors) and
-  the Python call's and delegate application's small blocks.
+* **the partition** (`DelegatePrepare`'s node arrays, the subsets and their tensor vectors),
+  **every subgraph's old dims arrays** that Prepare will replace (`held_dims`), and the Python
+  call's and delegate application's small blocks: `kernel_transient`, the wheel's blocks as
+  `tests/litert_heap_trace.py --build-moment` lists them.
 
 XNNPACK also **fingerprints** each kind of packing once per process (*src/operators/
 fingerprint_cache.c*, `fully-connected-nc.c` / `convolution-nhwc.c`:
@@ -308,9 +310,7 @@ def held_dims(model: Model) -> int:
                 called = model.subgraphs[child]
                 body = operator.opcode == "WHILE" and position == 1
                 read = {t for op in called.operators for t in op.inputs} | set(called.outputs)
-                replaced.update(
-                    (child, t) for t in called.inputs if t >= 0 and (body or t in read)
-                )
+                replaced.update((child, t) for t in called.inputs if t >= 0 and (body or t in read))
     return sum(
         glibc.usable(4 + 4 * len(model.subgraphs[index].tensors[tensor].shape))
         for index, tensor in replaced
