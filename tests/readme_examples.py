@@ -61,6 +61,11 @@ def corpus_console_examples() -> list[tuple[str, list[str]]]:
     return found
 
 
+def all_console_examples() -> list[tuple[str, list[str]]]:
+    """(command, lines shown) for every console example of the README that shows lines."""
+    return _all_examples()
+
+
 def _all_examples() -> list[tuple[str, list[str]]]:
     found = []
     for block in re.findall(r"```console\n(.*?)```", README.read_text(), re.S):

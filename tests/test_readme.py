@@ -13,6 +13,7 @@ from tests.readme_examples import (
     CORPUS_FILE,
     CORPUS_SHORT,
     README,
+    all_console_examples,
     console_examples,
     corpus_console_examples,
     lines_not_printed,
@@ -101,6 +102,9 @@ def test_the_input_size_scenario_runs_as_printed_with_every_command_it_suggests(
 
     monkeypatch.chdir(tmp_path)
     commands = scenario_commands()
+    shown: dict[str, list[str]] = {}
+    for found, lines in all_console_examples():
+        shown.setdefault(found, lines)
     assert len(commands) >= 3
     assert commands[0].startswith("arenalens check example:mobilenet_v1_224 --target stm32f746")
     seen: set[str] = set()
@@ -111,6 +115,9 @@ def test_the_input_size_scenario_runs_as_printed_with_every_command_it_suggests(
         code = main(words)
         captured = capsys.readouterr()
         assert code in (0, 1) and not captured.err, (command, captured.err)
+        # What the README shows under it is what it printed (the searches run nowhere else).
+        missing = lines_not_printed(shown.get(command, []), captured.out)
+        assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
         if words[0] not in ("check", "report") or "--json" in words:
             continue
         main([*words, "--json"])
@@ -294,3 +301,27 @@ def test_the_ethos_u_example_shows_what_check_prints_of_vela_s_file(
     printed = capsys.readouterr()
     missing = lines_not_printed(shown_under(VELA_CHECK), printed.out + printed.err)
     assert not missing, f"{VELA_CHECK}: the README shows lines it no longer prints: {missing}"
+
+
+PSRAM_REWRITE = (
+    "arenalens optimize example:mobilenet_v1_224 --target esp32-s3-devkitc-1-n8r8 "
+    "-o optimized.tflite --overlap --split"
+)
+
+
+@pytest.mark.runtime
+def test_the_psram_example_s_rewrite_shows_what_optimize_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The N8R8 step `check` suggests, run as printed: the written model's verdict and placement
+    (279,272 B in internal-dram) are the README's (no other test ran this search)."""
+    pytest.importorskip("tflite_micro")
+    import shlex
+
+    from arenalens.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(PSRAM_REWRITE)[1:]) == 0
+    printed = capsys.readouterr()
+    missing = lines_not_printed(shown_under(PSRAM_REWRITE), printed.out + printed.err)
+    assert not missing, f"{PSRAM_REWRITE}: the README shows lines it no longer prints: {missing}"
