@@ -15,7 +15,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Event,
     KernelContext,
     Refusal,
-    temps,
+    inputs_then_outputs,
 )
 from arenalens.runtimes.tflm.kernels.common import type_of, zero_point_of
 
@@ -98,8 +98,8 @@ def arity_then_temps(context: KernelContext, file: str, inputs: int, outputs: in
     refused = arity_refusals(context, file, inputs, outputs)
     if refused:
         return refused
-    slots = [("in", position) for position in range(inputs)]
-    return temps(context, *slots, *(("out", position) for position in range(outputs)))
+    # The arity holds: the slots are every input, then every output.
+    return list(inputs_then_outputs(context))
 
 
 def crash(what: str) -> Refusal:

@@ -164,7 +164,10 @@ class Kernels:
         """`operator_setup` with this pass's kernel facts: the rule's events (remembered or
         not: `setup_memo`), checked in one pass that also notes the types they hold."""
         if setup_memo.resting():
-            kernel = self.kernel(context)
+            operator = context.operator  # (`kernel`, its lookup inline: every operator)
+            kernel = self.found.get((operator.opcode, operator.custom_code is not None))
+            if kernel is None:
+                kernel = self.kernel(context)
             if kernel.init is not None:  # (most kernels): no KernelEvents to take apart
                 return self._set_up(context, kernel, earlier_scratch)
             events = self.events(context)

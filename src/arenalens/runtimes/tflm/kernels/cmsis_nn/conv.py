@@ -15,6 +15,8 @@ shapes and int16 zero points the reference kernel accepts.
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
@@ -75,6 +77,9 @@ _TRANSPOSE_CONV_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/transpose_conv.cc
 _CONV_COMMON_FILE = "tensorflow/lite/micro/kernels/conv_common.cc"
 _DEPTHWISE_COMMON_FILE = "tensorflow/lite/micro/kernels/depthwise_conv_common.cc"
 _SAME = 0  # schema Padding: SAME 0, VALID 1
+_CONV_OPTIONS = itemgetter(
+    "stride_w", "stride_h", "dilation_wfactor", "dilation_hfactor", "padding"
+)
 
 
 def _dim(tensor: Tensor | None, axis: int) -> int:
@@ -108,11 +113,16 @@ def _conv_params(
     strided: bool,
 ) -> ConvParams:
     """The padding, dilations (and strides when `strided`) TFLM puts in cmsis_nn_conv_params."""
-    # `KernelContext.option` for the five options, read from one mapping.
-    found = context.operator.options.get
-    stride_w, stride_h = found("stride_w", 1), found("stride_h", 1)
-    dilation_w, dilation_h = found("dilation_wfactor", 1), found("dilation_hfactor", 1)
-    kind = found("padding", _SAME)
+    # `KernelContext.option` for the five options, read from one mapping in one C call (the
+    # reader writes every field of the options table; a model made otherwise gets defaults).
+    options = context.operator.options
+    try:
+        stride_w, stride_h, dilation_w, dilation_h, kind = _CONV_OPTIONS(options)
+    except KeyError:
+        found = options.get
+        stride_w, stride_h = found("stride_w", 1), found("stride_h", 1)
+        dilation_w, dilation_h = found("dilation_wfactor", 1), found("dilation_hfactor", 1)
+        kind = found("padding", _SAME)
     if not type(stride_w) is type(stride_h) is type(dilation_w) is type(dilation_h) is int:
         stride_w = int(stride_w) if isinstance(stride_w, int) else 1
         stride_h = int(stride_h) if isinstance(stride_h, int) else 1
@@ -189,10 +199,10 @@ def _conv(context: base.KernelContext) -> base.Events:
             return found + refused
     _, filter_h, filter_w, filter_c = weights.shape
     filter_dims = dims_of((1, filter_h, filter_w, filter_c))
-    params = _conv_params(context, source, filter_h, filter_w, strided=True)
     isa = context.build.isa
-    nbytes = 0
+    nbytes = 0  # float: no buffer (nor the parameters only the int8 size reads)
     if dtype == "INT8":
+        params = _conv_params(context, source, filter_h, filter_w, strided=True)
         nbytes = buffers.convolve_wrapper_s8(
             isa, params, dims_of(source.shape), filter_dims, dims_of(output.shape)
         )
