@@ -729,3 +729,34 @@ def test_a_reordered_model_reads_each_custom_operators_own_options() -> None:
     sizes = [request.nbytes for request in scratch_requests(reordered)]
     assert sizes == [request.nbytes for request in scratch_requests(written)]
     assert sizes == [512 * 2, 64 * 2]
+
+
+@pytest.mark.parametrize("runtime", ["litert", "tflm"])
+def test_zero_points_past_the_file_without_scales_are_a_model_error(runtime: str) -> None:
+    # Found by the fuzz campaign (seed 14, input 1064: a spliced real model): a quantization
+    # table with no scales but a zero-point vector claiming more entries than the file holds
+    # was accepted at load (the reader checked zero points only beside scales), and the LiteRT
+    # loader's count check (quantization_counts) then raised MalformedTableError, not ModelError.
+    import struct
+
+    from fuzz.layout import find_layout
+
+    from arenalens import analyze
+    from arenalens.tflite.builder import QuantizationSpec
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [1, 8], "INT8", quantization=QuantizationSpec((), (3,), 0))
+    y = graph.add_tensor("y", [1, 8], "INT8")
+    graph.add_operator("RELU", [x], [y])
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    data = bytearray(builder.build())
+    site = next(
+        s
+        for s in find_layout(bytes(data)).sites
+        if s.label == "QuantizationParameters.zero_point.length"
+    )
+    struct.pack_into("<I", data, site.position, 131_072)
+    with pytest.raises(ModelError, match="claims 131,072 entries"):
+        analyze(load_model(bytes(data)), runtime=runtime)

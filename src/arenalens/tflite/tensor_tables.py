@@ -364,6 +364,11 @@ def read_tensors(
                     else:
                         zero_point = None
                     quantization = new(Quantization, (scale, zero_point, scale_count, axis))
+            if zero_point_field and quantization is None:
+                # Zero points without scales: the IR keeps no quantization, but the LiteRT
+                # loader's count check reads the vector (`quantization_counts`), so its extent
+                # is checked here as every other vector's is.
+                vector_at(buf, size, table + zero_point_field, 8)
         is_input, is_output = index in inputs, index in outputs
         variable = row[variable_at] if variable_at else 0
         # One kind per tensor, most specific first (`TensorKind`).
