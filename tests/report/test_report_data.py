@@ -189,3 +189,26 @@ def test_the_document_carries_the_labels_the_views_show() -> None:
     assert naive["is_runtime"] and naive["optimize_command"] is None
     assert naive["declare_bytes"] == naive["arena_size"] + 100
     assert naive["lower_bound"] == arena.lower_bound and naive["shared_regions"] == []
+
+
+def test_sections_past_the_entry_limit_leave_the_document_without_sections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every plan of every arena carries all the report's sections (one per arena under LiteRT):
+    # a hostile 500-subgraph model (fuzz seed 14, input 1891) wrote a 1.6 GiB page with 8 GB of
+    # memory. Past the limit the document has none, as a report whose runtime computes none.
+    from arenalens.examples import example_bytes
+    from arenalens.report import data
+
+    if not runtime_available("litert"):
+        pytest.skip("the LiteRT rules are not installed")
+    report = build_report(analysis_for(example_bytes("fc_autoencoder"), runtime="litert"))
+    entries = len(report.sections) * (sum(len(arena.plans) for arena in report.arenas) + 1)
+    sectioned = report_document([report], tool="t")["reports"][0]
+    assert sectioned["arena_sections"]
+    assert all(plan["sections"] for arena in sectioned["arenas"] for plan in arena["plans"])
+    monkeypatch.setattr(data, "_SECTION_ENTRIES", entries - 1)
+    bare = report_document([report], tool="t")["reports"][0]
+    assert bare["arena_sections"] == []
+    assert all(plan["sections"] == [] for arena in bare["arenas"] for plan in arena["plans"])
+    assert bare["required_bytes"] == sectioned["required_bytes"]

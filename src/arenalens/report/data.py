@@ -286,7 +286,21 @@ def report_document(reports: Sequence[MemoryReport], *, tool: str = "") -> dict[
     }
 
 
+# At most this many section entries in a report's document: every plan of every arena carries
+# all the report's sections (one per arena under LiteRT), so a model of hundreds of subgraphs would
+# write sections squared (a hostile 24 KB file of 500 subgraphs: a 1.6 GiB page, 8 GB of memory).
+# Real models stay far below (100 arenas of 3 plans: 30,000). Past it the document has no sections,
+# as a report whose runtime computes none (the page then draws no whole-arena strip).
+_SECTION_ENTRIES = 100_000
+
+
+def _sections_fit(report: MemoryReport) -> bool:
+    views = sum(len(arena.plans) for arena in report.arenas)
+    return len(report.sections) * (views + 1) <= _SECTION_ENTRIES
+
+
 def _report_json(report: MemoryReport) -> dict[str, Any]:
+    sectioned = _sections_fit(report)
     return {
         "model": report.model,
         "source": report.source,
@@ -297,7 +311,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "build": build_document(report.build),
         "required_bytes": report.required_bytes,
         "required_parts": dict(report.required_parts),
-        "arena_sections": sections_json(report.sections),
+        "arena_sections": sections_json(report.sections) if sectioned else [],
         "other_bytes": report.other_bytes,
         "budget": report.budget,
         "declare": None if report.declared is None else _declared_json(report.declared),
@@ -326,7 +340,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
             }
             for size in report.input_sizes
         ],
-        "arenas": [_arena_json(report, arena) for arena in report.arenas],
+        "arenas": [_arena_json(report, arena, sectioned) for arena in report.arenas],
         # LiteRT only (a TFLM report's document is as it was).
         **(
             {"interpreter_heap": [dict(heap) for heap in report.interpreter_heap]}
@@ -381,7 +395,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     return document
 
 
-def _arena_json(report: MemoryReport, arena: ArenaReport) -> dict[str, Any]:
+def _arena_json(report: MemoryReport, arena: ArenaReport, sectioned: bool) -> dict[str, Any]:
     rows = arena.buffers
     peak = arena.peak
     return {
@@ -434,7 +448,7 @@ def _arena_json(report: MemoryReport, arena: ArenaReport) -> dict[str, Any]:
             ),
             "label": [arena.step_label(s) for s in arena.steps],
         },
-        "plans": [_plan_json(report, arena, view) for view in arena.plans],
+        "plans": [_plan_json(report, arena, view, sectioned) for view in arena.plans],
     }
 
 
@@ -447,7 +461,9 @@ def _columns(rows: Sequence[object], *names: str) -> dict[str, list[Any]]:
     }
 
 
-def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict[str, Any]:
+def _plan_json(
+    report: MemoryReport, arena: ArenaReport, view: PlanView, sectioned: bool
+) -> dict[str, Any]:
     declare_bytes = report.required_with_view(arena, view)
     return {
         "planner": view.planner,
@@ -459,7 +475,7 @@ def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict
         "lower_bound": arena.lower_bound_for(view),
         "shared_regions": [list(region) for region in arena.shared_regions(view)],
         "declare_bytes": declare_bytes,
-        "sections": sections_json(report.sections_with_view(arena, view)),
+        "sections": sections_json(report.sections_with_view(arena, view)) if sectioned else [],
         "parts_text": _plan_parts_text(report, arena, view, declare_bytes),
         "optimize_command": (
             None
