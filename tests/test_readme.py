@@ -21,6 +21,14 @@ from tests.readme_examples import (
 )
 
 
+def assert_prints_what_readme_shows(
+    command: str, shown: list[str], printed: pytest.CaptureResult[str]
+) -> None:
+    """Every line the README shows under `command` is among what it printed (stdout or stderr)."""
+    missing = lines_not_printed(shown, printed.out + printed.err)
+    assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
+
+
 def python_snippets() -> list[str]:
     """Every ```python block of the README."""
     return re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
@@ -181,9 +189,7 @@ def test_console_examples_show_what_the_command_prints(
 
     monkeypatch.chdir(tmp_path)
     main(shlex.split(command)[1:])
-    printed = capsys.readouterr()
-    missing = lines_not_printed(shown, printed.out + printed.err)
-    assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
+    assert_prints_what_readme_shows(command, shown, capsys.readouterr())
 
 
 @pytest.mark.parametrize(("command", "shown"), corpus_console_examples(), ids=lambda v: str(v)[:60])
@@ -213,9 +219,7 @@ def test_console_examples_of_a_shared_model_show_what_the_command_prints(
             (tmp_path / word).symlink_to(SHARED_MODELS / CORPUS_SHORT.get(word, word))
     monkeypatch.chdir(tmp_path)
     main(shlex.split(command)[1:])
-    printed = capsys.readouterr()
-    missing = lines_not_printed(shown, printed.out + printed.err)
-    assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
+    assert_prints_what_readme_shows(command, shown, capsys.readouterr())
 
 
 OVERLAP_REWRITE = (
@@ -241,9 +245,7 @@ def test_the_overlap_example_shows_what_check_prints_of_the_rewritten_model(
     assert main(shlex.split(OVERLAP_REWRITE)[1:]) == 0
     capsys.readouterr()
     assert main(shlex.split(OVERLAP_CHECK)[1:]) == 1
-    printed = capsys.readouterr()
-    missing = lines_not_printed(shown_under(OVERLAP_CHECK), printed.out + printed.err)
-    assert not missing, f"{OVERLAP_CHECK}: the README shows lines it no longer prints: {missing}"
+    assert_prints_what_readme_shows(OVERLAP_CHECK, shown_under(OVERLAP_CHECK), capsys.readouterr())
 
 
 def test_the_two_bank_example_shows_what_check_prints(
@@ -261,9 +263,7 @@ def test_the_two_bank_example_shows_what_check_prints(
     (tmp_path / f"{name}.tflite").write_bytes(build())
     monkeypatch.chdir(tmp_path)
     assert main(shlex.split(command)[1:]) == 0
-    printed = capsys.readouterr()
-    missing = lines_not_printed(shown_under(command), printed.out + printed.err)
-    assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"
+    assert_prints_what_readme_shows(command, shown_under(command), capsys.readouterr())
 
 
 VELA_COMPILE = (
@@ -298,9 +298,7 @@ def test_the_ethos_u_example_shows_what_check_prints_of_vela_s_file(
     subprocess.run([sys.executable, "-m", "ethosu.vela", *words[1:]], check=True, cwd=tmp_path)
     capsys.readouterr()
     assert main(shlex.split(VELA_CHECK)[1:]) == 1
-    printed = capsys.readouterr()
-    missing = lines_not_printed(shown_under(VELA_CHECK), printed.out + printed.err)
-    assert not missing, f"{VELA_CHECK}: the README shows lines it no longer prints: {missing}"
+    assert_prints_what_readme_shows(VELA_CHECK, shown_under(VELA_CHECK), capsys.readouterr())
 
 
 PSRAM_REWRITE = (
@@ -322,6 +320,4 @@ def test_the_psram_example_s_rewrite_shows_what_optimize_prints(
 
     monkeypatch.chdir(tmp_path)
     assert main(shlex.split(PSRAM_REWRITE)[1:]) == 0
-    printed = capsys.readouterr()
-    missing = lines_not_printed(shown_under(PSRAM_REWRITE), printed.out + printed.err)
-    assert not missing, f"{PSRAM_REWRITE}: the README shows lines it no longer prints: {missing}"
+    assert_prints_what_readme_shows(PSRAM_REWRITE, shown_under(PSRAM_REWRITE), capsys.readouterr())
