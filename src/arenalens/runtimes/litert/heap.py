@@ -32,7 +32,8 @@ figure is labelled an estimate that names what it assumes (`isa.IsaProfile.assum
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph
@@ -69,6 +70,7 @@ from arenalens.runtimes.litert.heap_xnnpack_setup import (
     GEMM_OPERATORS,
     XNNPACK_DELEGATE_BYTES,
     XNNPACK_FIXED_BYTES,
+    workspace_request,
     xnnpack_parts,
 )
 from arenalens.runtimes.litert.isa import HOST, IsaProfile
@@ -277,8 +279,14 @@ def interpreter_heap(
         sizes = heap_xnnpack.view_arena_sizes(view)
         plan = heap_resources.delegated_plan(model, reshapes.by_operator)
         parts.extend(
-            first_invoke_parts(view, delegated=True, isa=isa, arenas=sizes, variables=plan)
-        )
+            first_invoke_parts(
+                view, delegated=True, isa=isa, arenas=sizes, variables=plan,
+                reshapes=functools.partial(
+                    heap_xnnpack_reshape.kernel_reshapes, model, view, isa, threads
+                ),
+                workspace=workspace_request(model, isa, threads, _setup_workspace(reshapes)),
+            )
+        )  # fmt: skip
         parts.append(_build_transient(model, parts, replayed, isa))
     return InterpreterHeap(
         "xnnpack",
@@ -383,9 +391,13 @@ def first_invoke_parts(
     isa: IsaProfile = HOST,
     arenas: Sequence[int] = (),
     variables: heap_resources.VariablePlan | None = None,
+    reshapes: Callable[[int], Mapping[int, KernelReshape]] | None = None,
+    workspace: int = 0,
 ) -> tuple[HeapPart, ...]:
     """The builtin kernels' first invoke (heap_invoke) with the ISA's ruy layouts, and the
-    caller's blocks (`delegated`: on the delegated plan; `arenas`: high-water marks)."""
+    caller's blocks (`delegated`: on the delegated plan; `arenas`: high-water marks;
+    `reshapes`, `workspace`: a CALL_ONCE init's delegate kernels' and the delegate's shared
+    workspace request after setup, heap_call_once)."""
     plans = [plan.prepared for plan in litert_plans(model)]
     # Eigen's blocks follow the CPU's caches: replayed on those it was checked on, else a bound.
     caches = eigen_blocking.replayed_caches() if isa.replayed else None
@@ -394,7 +406,7 @@ def first_invoke_parts(
         model, plans[0], delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches,
         decompositions=decompositions(plans, requests), variables=variables,
         arena_block=glibc.aligned_usable(64, requests[0]) if requests and requests[0] else 0,
-        inits=heap_call_once.init_subgraphs(model, arenas),
+        inits=heap_call_once.init_subgraphs(model, arenas, reshapes), workspace=workspace,
     )  # fmt: skip
     estimated = ", ".join(sorted(set(invoke.estimated)))
     estimate = f"; counted at an upper bound: {estimated}" if estimated else ""

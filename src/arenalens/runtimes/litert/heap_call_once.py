@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Protocol
 from arenalens.ir import Model
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_control_flow import ControlFlowRun, Replayed
+from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.heap_interpreter import (
     ARENA_ALIGNMENT,
     Block,
@@ -78,6 +79,9 @@ class BackendLike(Protocol):
 
     @property
     def initialized(self) -> frozenset[int]: ...
+
+    @property
+    def workspace(self) -> int: ...
 
 
 def init_index(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> int:
@@ -130,12 +134,20 @@ class InitSubgraph:
     allocated_vector: int
     exact: bool
     creates_backend: int  # the CPU back end's blocks, when an ADD_N's Prepare makes it here
+    # Under XNNPACK, its delegate kernels' first reshapes, in plan order (heap_xnnpack_reshape).
+    reshapes: tuple[KernelReshape, ...] = ()
 
 
-def init_subgraphs(model: Model, arena_sizes: Sequence[int]) -> Mapping[int, InitSubgraph]:
+def init_subgraphs(
+    model: Model,
+    arena_sizes: Sequence[int],
+    reshapes: Callable[[int], Mapping[int, KernelReshape]] | None = None,
+) -> Mapping[int, InitSubgraph]:
     """Every subgraph a CALL_ONCE names that allocate_tensors() left unprepared, as its first
     Eval allocates it (`arena_sizes`: each subgraph's arena and persistent arena high-water
-    marks, `rules.arenas` order)."""
+    marks, `rules.arenas` order). Under XNNPACK `model` is the delegated view and `reshapes`
+    gives a subgraph's delegate kernels' reshapes: an init whose kernels make blocks at
+    reshape other than their convolutions' indirection buffers is left out (bounded)."""
     plans = litert_plans(model)
     named = {
         init_index(model, plan.prepared, node)
@@ -147,8 +159,11 @@ def init_subgraphs(model: Model, arena_sizes: Sequence[int]) -> Mapping[int, Ini
     for index in sorted(named):
         if not 0 <= index < len(plans) or plans[index].prepared.allocated_by_allocate_tensors:
             continue
-        if not _calls_subgraphs(model, index):
-            found[index] = _allocated(model, plans[index], arena_sizes)
+        if _calls_subgraphs(model, index):
+            continue
+        kernels = tuple(reshapes(index).values()) if reshapes is not None else ()
+        if all(kernel.indirection_only for kernel in kernels):
+            found[index] = replace(_allocated(model, plans[index], arena_sizes), reshapes=kernels)
     return MappingProxyType(found)
 
 
@@ -216,20 +231,35 @@ def call_once_eval(
         return None
     if index in state.initialized:
         return ControlFlowRun(True, (), True, 0, state)
-    heap.take(found.kept - (found.creates_backend if state.backend else 0))
+    # PrepareOpsAndTensors: its nodes' Prepare (a delegate kernel's reshape: indirection
+    # buffers, then its memory plan on the delegate's shared workspace) before the commit.
+    heap.take(found.kept - (found.creates_backend if state.backend else 0) - found.arena_block)
+    workspace = state.workspace
+    for kernel in found.reshapes:
+        steps, workspace = kernel.steps(workspace)
+        for step in steps:
+            if step > 0:
+                heap.take(step)
+            else:
+                heap.give(-step)
     heap.take(found.allocated_vector)
+    heap.take(found.arena_block)
     heap.give(found.allocated_vector)
     made = state.backend or found.creates_backend > 0
     inner = replay(
-        found.prepared, replace(state, backend=made, initialized=state.initialized | {index})
+        found.prepared,
+        replace(
+            state, backend=made, initialized=state.initialized | {index}, workspace=workspace
+        ),
     )
     heap.take(inner.peak)
     heap.give(inner.peak - inner.kept)
     heap.give(found.arena_block)
+    scratch = all(kernel.scratch_exact for kernel in found.reshapes)  # else a bound (its peak)
     return ControlFlowRun(
         inner.exact and found.exact,
         (*inner.estimated, *(() if found.exact else (CALL_ONCE,))),
-        inner.peak_exact and found.exact,
+        inner.peak_exact and found.exact and scratch,
         0,
         inner.backend_after,
     )

@@ -263,7 +263,7 @@ def _if_eval(
 def _made_by_both(first: object, second: object) -> object:
     """The back end's state two ways of a run both leave: the CPU back end and ruy's allocator
     where both made them, ruy's smaller buffer and vector, cpuinfo still to initialize where
-    either left it, the variables and run inits both made."""
+    either left it, the variables and run inits both made, the smaller delegate workspace."""
     if not isinstance(first, BackendState) or not isinstance(second, BackendState):
         return first
     (made, size, capacity), (other_made, other_size, other_capacity) = first.ruy, second.ruy
@@ -274,6 +274,7 @@ def _made_by_both(first: object, second: object) -> object:
         (made and other_made, min(size, other_size), min(capacity, other_capacity)),
         tuple(item for item in first.variables if item in both),
         first.initialized & second.initialized,
+        min(first.workspace, second.workspace),
     )
 
 

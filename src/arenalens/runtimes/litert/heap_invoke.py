@@ -153,6 +153,7 @@ def first_invoke(
     variables: VariablePlan | None = None,
     arena_block: int = 0,
     inits: Mapping[int, InitSubgraph] = MappingProxyType({}),
+    workspace: int = 0,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
@@ -163,10 +164,11 @@ def first_invoke(
     allocate_tensors() prepared besides subgraph 0, by index (composites' decompositions,
     control flow's children: heap_control_flow). `variables`: heap_resources' plan.
     `arena_block`: the usable bytes of subgraph 0's arena block (a re-plan's bound).
-    `inits`: the subgraphs CALL_ONCEs allocate at their first Eval (heap_call_once)."""
+    `inits`: the subgraphs CALL_ONCEs allocate at their first Eval (heap_call_once).
+    `workspace`: the XNNPACK delegate's shared workspace request after setup."""
     replay = functools.partial(
         _first_invoke, decompositions=decompositions, variables=variables,
-        arena_block=arena_block, inits=inits,
+        arena_block=arena_block, inits=inits, workspace=workspace,
     )  # fmt: skip
     return max(
         (replay(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
@@ -187,6 +189,7 @@ def _first_invoke(
     arena_block: int = 0,
     backend_state: BackendState | None = None,
     inits: Mapping[int, InitSubgraph] = MappingProxyType({}),
+    workspace: int = 0,
 ) -> FirstInvoke:
     heap = LiveHeap()
     if caller:
@@ -205,6 +208,7 @@ def _first_invoke(
         node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes
     )
     initialized = backend_state.initialized if backend_state is not None else frozenset()
+    workspace = backend_state.workspace if backend_state is not None else workspace
     if backend_state is not None:  # a control flow's child: the parent's back end
         backend, cpuinfo = backend_state.backend, backend_state.cpuinfo
         ruy.created, ruy.size, ruy.vector_capacity = backend_state.ruy
@@ -274,6 +278,7 @@ def _first_invoke(
                 (ruy.created, ruy.size, ruy.vector_capacity),
                 tuple(variable_replay.variables.created.items()),
                 initialized,
+                workspace,
             )
             child_replay = lambda child, state: _first_invoke(  # noqa: E731
                 model, child, delegated, layout, eigen_caches,
@@ -296,7 +301,7 @@ def _first_invoke(
                 backend, cpuinfo = after.backend, after.cpuinfo
                 ruy.created, ruy.size, ruy.vector_capacity = after.ruy
                 variable_replay.variables.created = dict(after.variables)
-                initialized = after.initialized
+                initialized, workspace = after.initialized, after.workspace
                 estimated.extend(flow.estimated)
                 bounded = bounded or not flow.peak_exact
                 released += flow.released
@@ -382,6 +387,7 @@ def _first_invoke(
             (ruy.created, ruy.size, ruy.vector_capacity),
             tuple(variable_replay.variables.created.items()),
             initialized,
+            workspace,
         ),
         heap.decided > 0,
         heap.decided_at_peak,

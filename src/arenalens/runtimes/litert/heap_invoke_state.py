@@ -24,6 +24,8 @@ class BackendState:
     # The interpreter's resource variables made so far: name pair → (rank, bytes).
     variables: tuple[tuple[tuple[str, str], tuple[int, int]], ...] = ()
     initialized: frozenset[int] = frozenset()  # init subgraphs a CALL_ONCE ran (heap_call_once)
+    # The XNNPACK delegate's shared workspace request (a CALL_ONCE's init may grow it).
+    workspace: int = 0
 
 
 @dataclass(frozen=True, slots=True)

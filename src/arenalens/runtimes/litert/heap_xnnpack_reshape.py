@@ -85,13 +85,20 @@ class KernelReshape:
     output_ranks: tuple[int, ...]
     replayed: bool
     scratch_exact: bool = True
+    # Its convolutions' indirection buffers (usable bytes, kept), made by their reshape before
+    # the plan (runtime.c xnn_reshape_runtime: every operator's reshape, then xnn_plan_memory),
+    # and whether they are its only reshape-time blocks, each modelled (`replayed` is False
+    # where there is one: heap_replan keeps its bound; a CALL_ONCE's init replays them).
+    indirection: tuple[int, ...] = ()
+    indirection_only: bool = False
 
     def steps(self, workspace: int) -> tuple[tuple[int, ...], int]:
         """(usable-byte steps: positive taken, negative freed; the shared workspace's request
-        after it) of its Prepare on a workspace of `workspace` bytes (the module's steps)."""
+        after it) of its Prepare on a workspace of `workspace` bytes (the module's steps;
+        the indirection buffers first)."""
         usage = glibc.usable(USAGE_RECORD_BYTES * self.records)
         sorted_usage = glibc.usable(SORTED_USAGE_BYTES * self.planned)
-        steps = [usage]
+        steps = [*self.indirection, usage]
         if self.planned:  # else nothing to plan: no scratch
             blocks = glibc.usable(MEMORY_BLOCK_BYTES * self.placed)
             steps += [sorted_usage, blocks, -sorted_usage, -blocks]
@@ -107,21 +114,23 @@ class KernelReshape:
 
 
 def kernel_reshapes(
-    model: Model, view: Model, isa: IsaProfile, threads: int = 1
+    model: Model, view: Model, isa: IsaProfile, threads: int = 1, index: int = 0
 ) -> Mapping[int, KernelReshape]:
-    """Subgraph 0's delegate kernels by their operator index in the delegated `view` (the k-th
-    delegate node is the k-th delegated subset), with `isa`'s configurations and `threads`."""
-    subgraph = model.subgraphs[0]
+    """Subgraph `index`'s delegate kernels by their operator index in the delegated `view`
+    (the k-th delegate node is the k-th delegated subset), with `isa`'s configurations and
+    `threads`."""
+    subgraph = model.subgraphs[index]
     split = partition(subgraph, model)
     subsets = [subset for subset in node_subsets(subgraph, split.delegated) if subset.delegated]
-    kernels = [op.index for op in view.subgraphs[0].operators if op.opcode == DELEGATE_OPCODE]
+    kernels = [op.index for op in view.subgraphs[index].operators if op.opcode == DELEGATE_OPCODE]
     found = {}
-    for index, subset in zip(kernels, subsets, strict=True):
+    for kernel, subset in zip(kernels, subsets, strict=True):
         nodes, values = runtime_counts(subgraph, subset, model)
         workspace = isa.largest_bound(partial(subset_workspace, subgraph, subset, model, threads))
         first, exact = _first_planned_id(model, subgraph, subset, values)
         plans = [subset_plan(subgraph, subset, model, threads, t) for t in isa.bounding_tiles]
-        found[index] = KernelReshape(
+        indirection = _indirection_blocks(subgraph, subset, isa)
+        found[kernel] = KernelReshape(
             workspace,
             nodes + values,
             max(nodes + values - first, 0) if nodes else 0,
@@ -129,8 +138,28 @@ def kernel_reshapes(
             tuple(len(subgraph.tensors[tensor].shape) for tensor in subset.outputs),
             not _reshape_blocks(model, subgraph, subset, isa),
             exact and len({plan.placed for plan in plans}) == 1,
+            indirection or (),
+            indirection is not None and not _reshape_blocks(model, subgraph, subset, isa, True),
         )
     return MappingProxyType(found)
+
+
+def _indirection_blocks(
+    subgraph: Subgraph, subset: NodeSubset, isa: IsaProfile
+) -> tuple[int, ...] | None:
+    """Each convolution's indirection buffer in the kernel, as the 64-aligned block glibc gives
+    (src/operators/convolution-nhwc.c reshape_igemm / reshape_dwconv: xnn_allocate_simd_memory),
+    in operator order (None: one not modelled)."""
+    blocks = []
+    for index in subset.operators:
+        operator = subgraph.operators[index]
+        if operator.opcode in _CONVOLUTIONS:
+            request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
+            if request is None:
+                return None
+            if request:
+                blocks.append(xnnpack_packing.aligned_block(request))
+    return tuple(blocks)
 
 
 def _first_planned_id(
@@ -209,15 +238,18 @@ def setup_workspace(reshapes: Mapping[int, KernelReshape], later: frozenset[int]
     return max(kept, default=0)
 
 
-def _reshape_blocks(model: Model, subgraph: Subgraph, subset: NodeSubset, isa: IsaProfile) -> bool:
-    """Whether its reshape makes blocks of an operator's own (not replayed at the re-plan)."""
+def _reshape_blocks(
+    model: Model, subgraph: Subgraph, subset: NodeSubset, isa: IsaProfile, convolutions: bool = False
+) -> bool:
+    """Whether its reshape makes blocks of an operator's own (not replayed at the re-plan;
+    `convolutions`: but for its convolutions' indirection buffers, `_indirection_blocks`)."""
     if reshape_bytes(subgraph, subset, model):
         return True
     for index in subset.operators:
         operator = subgraph.operators[index]
         if operator.opcode in xnnpack_packing.POOLING or operator.opcode == "TRANSPOSE_CONV":
             return True
-        if operator.opcode in _CONVOLUTIONS:
+        if operator.opcode in _CONVOLUTIONS and not convolutions:
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
             if request != 0:  # an indirection buffer, or one not modelled
                 return True

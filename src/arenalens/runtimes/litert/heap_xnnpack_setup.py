@@ -127,8 +127,7 @@ def xnnpack_parts(
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
         if subgraph.index in prepared or not modelled:  # else never reshaped: no workspace
-            workspace_of = partial(xnnpack_workspace.workspace_request, subgraph, split.delegated)
-            request = isa.largest_bound(partial(workspace_of, model, threads))
+            request = _workspace_of(model, subgraph, split.delegated, isa, threads)
             if subgraph.index == 0 and first_workspace is not None:
                 request = first_workspace  # its later kernels plan theirs at the first invoke
             workspace = max(workspace, request)
@@ -184,6 +183,33 @@ def xnnpack_parts(
             ),
         ),
     )
+
+
+def _workspace_of(
+    model: Model, subgraph: Subgraph, delegated: Sequence[int], isa: IsaProfile, threads: int
+) -> int:
+    """One subgraph's plans' largest workspace request over the ISA's configurations."""
+    workspace_of = partial(xnnpack_workspace.workspace_request, subgraph, delegated)
+    return isa.largest_bound(partial(workspace_of, model, threads))
+
+
+def workspace_request(
+    model: Model, isa: IsaProfile = HOST, threads: int = 1, first_workspace: int | None = None
+) -> int:
+    """The delegate's shared workspace request after setup (`xnnpack_parts`' workspace, where
+    the partition is modelled): the largest plan of the subgraphs allocate_tensors() prepares
+    (`first_workspace`: subgraph 0's, where the first invoke prepares some of its kernels)."""
+    prepared = xnnpack_subgraphs.prepared(heap_xnnpack.delegated_view(model))
+    requests = [
+        first_workspace
+        if index == 0 and first_workspace is not None
+        else _workspace_of(
+            model, subgraph, heap_xnnpack.partition(subgraph, model).delegated, isa, threads
+        )
+        for index, subgraph in enumerate(model.subgraphs)
+        if index in prepared
+    ]
+    return max(requests, default=0)
 
 
 def _note_decided(decided: set[str], part: str, request: int, alignment: int = 0) -> None:

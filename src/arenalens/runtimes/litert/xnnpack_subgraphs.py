@@ -27,6 +27,8 @@ from arenalens.ir import Model
 
 _COMPOSITE = "STABLEHLO_COMPOSITE"
 _INDEX = "decomposition_subgraph_index"
+_CALL_ONCE = "CALL_ONCE"
+_INIT = "init_subgraph_index"
 # The children an IF's or WHILE's Prepare allocates (if.cc, while.cc).
 _CONTROL_FLOW = {
     "IF": ("then_subgraph_index", "else_subgraph_index"),
@@ -48,6 +50,8 @@ def only_decompositions(model: Model) -> bool:
                 called.add(int(options.get(_INDEX, -1) or 0))
             elif operator.opcode in _CONTROL_FLOW:
                 called.update(_children(operator.opcode, options))
+            elif operator.opcode == _CALL_ONCE:
+                called.add(int(options.get(_INIT, -1) or 0))
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
     # A signature's own subgraph that nothing calls: the delegate is applied to it too (its

@@ -30,12 +30,14 @@ from __future__ import annotations
 from arenalens.ir import Operator, Subgraph, Tensor
 
 OPCODES = frozenset(("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"))
+_CONTROL_FLOW = frozenset(("IF", "WHILE", "CALL_ONCE"))
 
 
 def side_effect(subgraph: Subgraph, operator: Operator) -> bool:
-    """An operator reading or writing a resource tensor (Subgraph::OpMightHaveSideEffect:
-    LiteRT's partition chains them, heap_xnnpack.node_subsets)."""
-    return any(
+    """An operator reading or writing a resource tensor, or an IF, WHILE or CALL_ONCE (whose
+    subgraphs may: Subgraph::OpMightHaveSideEffect; LiteRT's partition chains them,
+    heap_xnnpack.node_subsets)."""
+    return operator.opcode in _CONTROL_FLOW or any(
         subgraph.tensors[tensor].dtype.name == "RESOURCE"
         for tensor in (*operator.inputs, *operator.outputs)
         if tensor >= 0
