@@ -112,3 +112,56 @@ def call_once_case(seed: int) -> bytes:
     main.set_inputs(inputs)
     main.set_outputs([value])
     return builder.build()
+
+
+def _init15(builder: ModelBuilder, draw: _Draw, variables: list[str]) -> int:
+    """An init subgraph assigning each of `variables`: from a constant, or (half the time,
+    after the first) from the value assigned before it, through zero to two operators."""
+    graph = builder.add_subgraph(f"init_{'_'.join(variables)}")
+    value = -1
+    for variable in variables:
+        if value < 0 or draw.draw.random() < 0.5:
+            values = draw.weights.standard_normal(draw.shape)
+            if draw.int8:
+                value = graph.add_constant(
+                    f"{variable}_start", np.clip(values * 10, -127, 127).astype(np.int8),
+                    "INT8", quantization=quantization(0.05, 0),
+                )  # fmt: skip
+            else:
+                value = graph.add_constant(f"{variable}_start", values.astype(np.float32))
+        for step in range(draw.draw.choice((0, 1, 1, 2))):
+            value = _work(graph, draw, value, draw.draw.choice(WORK), f"{variable}{step}")
+        graph.add_operator("ASSIGN_VARIABLE", [_handle(graph, variable), value], [])
+    graph.set_inputs([])
+    graph.set_outputs([])
+    return graph.index
+
+
+def call_once_case15(seed: int) -> bytes:
+    """Session 15's draws (seeds 15_001-), made after the XNNPACK delegate's inits were
+    replayed (heap_call_once under XNNPACK): one or two inits assigning one to three variables
+    each (chained values, convolutions, adds), main's own work before the first CALL_ONCE
+    (mostly), reads of every variable, work between, a CALL_ONCE repeated or after the reads."""
+    draw = _Draw(15_000 + seed)
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    x = draw.x(main, "x")
+    value = x
+    for step in range(draw.draw.choice((0, 1, 1, 2))):
+        value = _work(main, draw, value, draw.draw.choice(WORK), f"main{step}")
+    names = iter("uvwxyz")
+    inits = []
+    for _ in range(draw.draw.choice((1, 1, 2))):
+        variables = [next(names) for _ in range(draw.draw.choice((1, 2, 3)))]
+        inits.append((_init15(builder, draw, variables), variables))
+    for number, (init, variables) in enumerate(inits):
+        _call_once(main, init)
+        for variable in variables:
+            value = _read_add(main, draw, variable, value)
+        if draw.draw.random() < 0.4:
+            value = _work(main, draw, value, draw.draw.choice(WORK), f"between{number}")
+        if draw.draw.random() < 0.2:
+            _call_once(main, init)  # its init ran: this Eval does nothing
+    main.set_inputs([x])
+    main.set_outputs([value])
+    return builder.build()

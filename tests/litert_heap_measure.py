@@ -265,6 +265,10 @@ HELD_OUT = (
     *((f"turns14_{n}", "while_turns", 1400 + n) for n in range(1, 9)),
     *((f"ifstate14_{n}", "if_state", 1400 + n) for n in range(1, 9)),
 )
+# Session 15 (litert-once15): CALL_ONCE inits of several variables after main's own work
+# (tests/litert_call_once_cases.call_once_case15), drawn after the XNNPACK delegate's inits were
+# replayed (heap_call_once, heap_xnnpack_reshape); measured on the AMD EPYC.
+HELD_OUT = (*HELD_OUT, *((f"callonce15_{seed}", "call_once15", seed) for seed in range(1, 25)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -421,6 +425,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_call_once_cases import call_once_case
 
         return call_once_case(seed)
+    if family == "call_once15":
+        from tests.litert_call_once_cases import call_once_case15
+
+        return call_once_case15(seed)
     if family == "control_flow_variables12":
         from tests.litert_control_flow_cases import nested_model
 

@@ -16,8 +16,13 @@ bodies: the delegate takes their operators as any subgraph's, and the IF's or WH
 allocates them inside `allocate_tensors()` (their delegate kernels reshaped, their workspaces
 planned); their first Eval is heap_control_flow's. Children holding resource variables are
 modelled too: the delegate's variable maps follow every subgraph it partitions
-(xnnpack_objects.variable_maps_bytes). Other control flow (CALL_ONCE, STABLEHLO_CASE,
-STABLEHLO_WHILE, ...) stays a labelled bound."""
+(xnnpack_objects.variable_maps_bytes). A CALL_ONCE's init subgraph is partitioned too, its
+kernels built, but not prepared by `allocate_tensors()`: its first Eval allocates it, its
+kernels' reshape then making their indirection buffers and plans (heap_call_once, session
+15); an init that runs other subgraphs or whose reshape makes other blocks keeps the model
+the labelled bound, as other control flow (STABLEHLO_CASE, STABLEHLO_WHILE, ...) does. Every
+IF, WHILE and CALL_ONCE is chained with the operators touching a resource in the partition
+(Subgraph::OpMightHaveSideEffect: their subgraphs may)."""
 
 from __future__ import annotations
 
@@ -29,6 +34,14 @@ _COMPOSITE = "STABLEHLO_COMPOSITE"
 _INDEX = "decomposition_subgraph_index"
 _CALL_ONCE = "CALL_ONCE"
 _INIT = "init_subgraph_index"
+# Operators whose XNNPACK reshape makes blocks of their own other than a convolution's
+# indirection buffer (xnnpack_objects.reshape_bytes: pooling, reductions, a bilinear resize, a
+# transposed convolution; MediaPipe's custom poolings), not replayed at an init's first Eval.
+_RESHAPE_BLOCKS = frozenset(
+    ("AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN",
+     "REDUCE_PROD", "RESIZE_BILINEAR", "TRANSPOSE_CONV")
+)  # fmt: skip
+_HYBRID = frozenset(("CONV_2D", "FULLY_CONNECTED", "DEPTHWISE_CONV_2D", "BATCH_MATMUL"))
 # The children an IF's or WHILE's Prepare allocates (if.cc, while.cc).
 _CONTROL_FLOW = {
     "IF": ("then_subgraph_index", "else_subgraph_index"),
@@ -38,8 +51,8 @@ _CONTROL_FLOW = {
 
 def only_decompositions(model: Model) -> bool:
     """One subgraph, or every other subgraph a composite's decomposition, an IF's branch, a
-    WHILE's condition or body or a signature's entry, and no operator that calls a subgraph
-    otherwise."""
+    WHILE's condition or body, a CALL_ONCE's init (`_replayed_init`) or a signature's entry,
+    and no operator that calls a subgraph otherwise."""
     if len(model.subgraphs) == 1:
         return True
     called: set[int] = set()
@@ -51,13 +64,36 @@ def only_decompositions(model: Model) -> bool:
             elif operator.opcode in _CONTROL_FLOW:
                 called.update(_children(operator.opcode, options))
             elif operator.opcode == _CALL_ONCE:
-                called.add(int(options.get(_INIT, -1) or 0))
+                index = int(options.get(_INIT, -1) or 0)
+                if not _replayed_init(model, index):
+                    return False
+                called.add(index)
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
     # A signature's own subgraph that nothing calls: the delegate is applied to it too (its
     # kernels built), but allocate_tensors() prepares subgraph 0 only.
     entries = {signature.subgraph for signature in model.signature_defs} - called - {0}
     return called | entries == set(range(1, len(model.subgraphs)))
+
+
+def _replayed_init(model: Model, index: int) -> bool:
+    """A CALL_ONCE's init subgraph whose first Eval heap_call_once replays under the delegate:
+    it runs no other subgraph, and no operator of it makes reshape-time blocks but for a
+    convolution's indirection buffer (heap_xnnpack_reshape.KernelReshape.indirection_only)."""
+    if not 0 <= index < len(model.subgraphs):
+        return False
+    subgraph = model.subgraphs[index]
+    for operator in subgraph.operators:
+        if operator.opcode in _RESHAPE_BLOCKS or operator.opcode.startswith("CUSTOM"):
+            return False
+        if any("subgraph_ind" in key for key in operator.options):
+            return False
+        if operator.opcode in _HYBRID and len(operator.inputs) > 1:
+            data, weights = (subgraph.tensors[i] if i >= 0 else None for i in operator.inputs[:2])
+            if data is not None and weights is not None and data.dtype.name == "FLOAT32":
+                if weights.dtype.name not in ("FLOAT32", "FLOAT16"):
+                    return False  # dynamically quantized: its reshape block
+    return True
 
 
 def prepared(view: Model | None) -> set[int]:
