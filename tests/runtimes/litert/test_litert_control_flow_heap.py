@@ -224,9 +224,10 @@ def test_variables_inside_control_flow_against_the_wheel(
     (tests/litert_control_flow_cases.nested_model, measured as cfvar11_*): with the builtin
     kernels the children run on the interpreter's variables (a branch's ASSIGN_VARIABLE makes
     its variable the first time, a CALL_ONCE's init at its node: heap_call_once), within 1%;
-    under XNNPACK too (the delegate's variable maps over every subgraph) where the model has
-    no CALL_ONCE (its init under XNNPACK: a labelled bound). Never under either way (the
-    builtin kernels fail the models whose reads run first: no figure measured)."""
+    under XNNPACK too (the delegate's variable maps over every subgraph; since session 15 a
+    CALL_ONCE's init too, partitioned and reshaped at its first Eval: were 1.05-1.15x). Never
+    under either way (the builtin kernels fail the models whose reads run first: no figure
+    measured)."""
     epyc = eigen_blocking.ZEN_EPYC
     monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, f"{epyc.l1},{epyc.l2},{epyc.l3}")
     seed = int(name[8:].removesuffix(".tflite"))
@@ -240,10 +241,7 @@ def test_variables_inside_control_flow_against_the_wheel(
         for measured, predicted in PHASES:
             figure = getattr(heap, predicted)
             assert figure >= real[measured], (mode, measured, figure, real[measured])
-            once = any(
-                op.opcode == "CALL_ONCE" for graph in model.subgraphs for op in graph.operators
-            )
-            if (delegate == "none" or not once) and not _either_branch(heap):
+            if not _either_branch(heap):
                 assert figure <= real[measured] * 1.01 + allowances, (mode, measured, figure)
 
 
