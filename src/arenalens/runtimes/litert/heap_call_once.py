@@ -39,7 +39,6 @@ from typing import Any, ClassVar, Protocol
 from arenalens.ir import Model
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_control_flow import ControlFlowRun, Replayed
-from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.heap_interpreter import (
     ARENA_ALIGNMENT,
     Block,
@@ -47,6 +46,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     arena_request,
     bucket_count,
 )
+from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNode
 from arenalens.runtimes.litert.rules import LiteRtSubgraphPlan, litert_plans
 
@@ -248,9 +248,7 @@ def call_once_eval(
     made = state.backend or found.creates_backend > 0
     inner = replay(
         found.prepared,
-        replace(
-            state, backend=made, initialized=state.initialized | {index}, workspace=workspace
-        ),
+        replace(state, backend=made, initialized=state.initialized | {index}, workspace=workspace),
     )
     heap.take(inner.peak)
     heap.give(inner.peak - inner.kept)

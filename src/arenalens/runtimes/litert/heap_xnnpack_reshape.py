@@ -239,7 +239,11 @@ def setup_workspace(reshapes: Mapping[int, KernelReshape], later: frozenset[int]
 
 
 def _reshape_blocks(
-    model: Model, subgraph: Subgraph, subset: NodeSubset, isa: IsaProfile, convolutions: bool = False
+    model: Model,
+    subgraph: Subgraph,
+    subset: NodeSubset,
+    isa: IsaProfile,
+    convolutions: bool = False,
 ) -> bool:
     """Whether its reshape makes blocks of an operator's own (not replayed at the re-plan;
     `convolutions`: but for its convolutions' indirection buffers, `_indirection_blocks`)."""

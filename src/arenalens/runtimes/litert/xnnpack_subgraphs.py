@@ -56,6 +56,7 @@ def only_decompositions(model: Model) -> bool:
     if len(model.subgraphs) == 1:
         return True
     called: set[int] = set()
+    inits: dict[int, bool] = {}  # each init checked once (a hostile model names one often)
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
             options = operator.options
@@ -65,7 +66,9 @@ def only_decompositions(model: Model) -> bool:
                 called.update(_children(operator.opcode, options))
             elif operator.opcode == _CALL_ONCE:
                 index = int(options.get(_INIT, -1) or 0)
-                if not _replayed_init(model, index):
+                if index not in inits:
+                    inits[index] = _replayed_init(model, index)
+                if not inits[index]:
                     return False
                 called.add(index)
             elif any("subgraph_ind" in key for key in options):
@@ -90,9 +93,13 @@ def _replayed_init(model: Model, index: int) -> bool:
             return False
         if operator.opcode in _HYBRID and len(operator.inputs) > 1:
             data, weights = (subgraph.tensors[i] if i >= 0 else None for i in operator.inputs[:2])
-            if data is not None and weights is not None and data.dtype.name == "FLOAT32":
-                if weights.dtype.name not in ("FLOAT32", "FLOAT16"):
-                    return False  # dynamically quantized: its reshape block
+            if (
+                data is not None
+                and weights is not None
+                and data.dtype.name == "FLOAT32"
+                and weights.dtype.name not in ("FLOAT32", "FLOAT16")
+            ):
+                return False  # dynamically quantized: its reshape block
     return True
 
 
