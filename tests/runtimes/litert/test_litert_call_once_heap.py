@@ -19,8 +19,18 @@ import pytest
 
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import eigen_blocking, glibc, heap_call_once, heap_kernels
+from arenalens.runtimes.litert import (
+    eigen_blocking,
+    glibc,
+    heap_call_once,
+    heap_kernels,
+    heap_xnnpack,
+    heap_xnnpack_reshape,
+    xnnpack_packing,
+    xnnpack_subgraphs,
+)
 from arenalens.runtimes.litert.heap import interpreter_heap
+from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
 from tests.litert_call_once_cases import call_once_case, call_once_case15
@@ -164,3 +174,69 @@ def test_an_init_that_calls_other_subgraphs_keeps_the_bound() -> None:
     heap = interpreter_heap(analysis.model, sizes, delegate="none", isa=X86_64_V3_ZEN)
     invoke = next(part for part in heap.parts if part.name == "first-invoke kernel buffers")
     assert not invoke.exact and "upper bound: CALL_ONCE" in invoke.meaning
+
+
+def test_the_partition_chains_a_call_once_with_the_variables_it_assigns() -> None:
+    """Subgraph::OpMightHaveSideEffect counts a CALL_ONCE (and IF, WHILE): the partition
+    chains it with the operators touching a resource, so the read of a variable its init
+    assigns is in a delegate kernel after the CALL_ONCE, not in the one before it
+    (callonce12_23: one kernel gave a 32 KiB arena, the wheel's is 48 KiB)."""
+    model = analyze(call_once_case(23), runtime="litert").model
+    view = heap_xnnpack.delegated_view(model)
+    assert view is not None
+    assert [op.opcode for op in view.subgraphs[0].operators] == [
+        DELEGATE_OPCODE, "CALL_ONCE", DELEGATE_OPCODE, "CALL_ONCE", DELEGATE_OPCODE
+    ]  # fmt: skip
+    assert heap_xnnpack.view_arena_sizes(view)[0] == 49_152
+
+
+def test_an_init_is_reshaped_at_its_first_eval() -> None:
+    """Under XNNPACK allocate_tensors() does not prepare an init: its kernels' indirection
+    buffers and plans are made at its CALL_ONCE's first Eval (callonce12_1: two 3x3
+    convolutions), not after setup."""
+    model = analyze(call_once_case(1), runtime="litert").model
+    view = heap_xnnpack.delegated_view(model)
+    assert view is not None
+    kernels = heap_xnnpack_reshape.kernel_reshapes(model, view, X86_64_V3_ZEN, index=1)
+    (kernel,) = kernels.values()
+    # The wheel's blocks: 4,616 B usable each (requests of 4,608 B), the workspace 4,136 B (a
+    # 4,128 B request); a 64-aligned block is counted at the most glibc can hand out.
+    assert (
+        kernel.indirection_only
+        and kernel.indirection == (xnnpack_packing.aligned_block(4_608),) * 2
+    )
+    assert kernel.workspace == 4_128
+    sizes = heap_xnnpack.view_arena_sizes(view)
+    inits = heap_call_once.init_subgraphs(
+        view, sizes, lambda index: heap_xnnpack_reshape.kernel_reshapes(
+            model, view, X86_64_V3_ZEN, index=index)
+    )  # fmt: skip
+    assert inits[1].reshapes == (kernel,)
+    assert 1 not in xnnpack_subgraphs.prepared(view)
+
+
+def test_an_init_whose_reshape_is_not_replayed_keeps_the_bound() -> None:
+    """An init with a pooling (its reshape's own blocks) or one running another subgraph:
+    the XNNPACK figure stays the labelled bound (no delegated view)."""
+    builder = ModelBuilder()
+    main, init = builder.add_subgraph("main"), builder.add_subgraph("init")
+    main.add_operator("CALL_ONCE", [], [], options={"init_subgraph_index": 1})
+    x, y = main.add_tensor("x", [1, 8, 8, 4]), main.add_tensor("y", [1, 8, 8, 4])
+    main.add_operator("RELU", [x], [y])
+    main.set_inputs([x])
+    main.set_outputs([y])
+    start = init.add_constant("c", np.ones([1, 8, 8, 4], np.float32))
+    pooled = init.add_tensor("p", [1, 4, 4, 4])
+    init.add_operator(
+        "MAX_POOL_2D", [start], [pooled],
+        options={"padding": "VALID", "stride_w": 2, "stride_h": 2, "filter_width": 2,
+                 "filter_height": 2},
+    )  # fmt: skip
+    init.add_operator("ASSIGN_VARIABLE", [_handle(init, "v"), pooled], [])
+    init.set_inputs([])
+    init.set_outputs([])
+    model = analyze(builder.build(), runtime="litert").model
+    assert heap_xnnpack.delegated_view(model) is None
+    from tests.test_robustness import nested_calls
+
+    assert heap_xnnpack.delegated_view(analyze(nested_calls(4, 1), runtime="litert").model) is None
