@@ -681,6 +681,26 @@ def test_kernel_scratch_from_negative_dimensions_is_a_model_error() -> None:
         tflm.arenas(model)
 
 
+def test_an_svdf_of_rank_zero_is_refused_not_a_crash() -> None:
+    # Found by the campaign (seed 15, input 2163: an SVDF's options table cut short read rank
+    # 0): the rule printed num_filters % rank and raised ZeroDivisionError. TFLM's PrepareSvdf
+    # divides by the rank unchecked, so the model is refused as the crash it is.
+    from arenalens.runtimes.tflm.support import setup_failures
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [1, 32], dtype="INT8")
+    weights = graph.add_tensor("weights_feature", [32, 32], dtype="INT8", data=bytes(32 * 32))
+    time_weights = graph.add_tensor("weights_time", [32, 8], dtype="INT8", data=bytes(32 * 8))
+    state = graph.add_tensor("state", [1, 256], dtype="INT8", is_variable=True)
+    y = graph.add_tensor("y", [1, 32], dtype="INT8")
+    graph.add_operator("SVDF", [x, weights, time_weights, -1, state], [y], options={"rank": 0})
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    failures = setup_failures(load_model(builder.build()))
+    assert any("rank 0: integer division by zero" in failure for failure in failures), failures
+
+
 def test_an_offline_plan_past_two_gigabytes_is_refused() -> None:
     # Found by the campaign (absurd shapes): `optimize` packed offsets above 2**31 into the
     # int32 OfflineMemoryAllocation and raised struct.error.

@@ -144,7 +144,10 @@ def _svdf(context: base.KernelContext) -> base.Events:
     source, features, state = context.input(0), context.input(1), context.input(4)
     rank = context.option("rank")
     filters = dim(features, 0)
-    if rank <= 0 or filters % rank:
+    if rank == 0:
+        # C's num_filters % 0 divides by zero: the host's wheel dies with SIGFPE.
+        return [*found, base.Refusal(f"{_SVDF_FILE}: rank 0: integer division by zero (crash)")]
+    if rank < 0 or filters % rank:
         return [*found, not_equal(_SVDF_FILE, "num_filters % rank", "0", filters % rank, 0)]
     units = filters // rank
     batch = dim(source, 0)
