@@ -165,3 +165,57 @@ def call_once_case15(seed: int) -> bytes:
     main.set_inputs([x])
     main.set_outputs([value])
     return builder.build()
+
+
+def call_once_case15b(seed: int) -> bytes:
+    """Session 15's second draws (seeds 15_101-): main's work, then two CALL_ONCEs; the first
+    init assigns u from a constant through one operator and a 3x3 max or average pooling
+    (SAME, stride 1), half the time also the MEAN of it over its rows and columns to t; the
+    second reads u, works on it and assigns v; main reads v, then u. Poolings and reductions
+    make reshape-time blocks of their own (heap_xnnpack_reshape, xnnpack_objects)."""
+    draw = _Draw(15_100 + seed)
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    x = draw.x(main, "x")
+    first = builder.add_subgraph("init_u")
+    values = draw.weights.standard_normal(draw.shape)
+    if draw.int8:
+        value = first.add_constant(
+            "u_start", np.clip(values * 10, -127, 127).astype(np.int8), "INT8",
+            quantization=quantization(0.05, 0),
+        )  # fmt: skip
+    else:
+        value = first.add_constant("u_start", values.astype(np.float32))
+    value = _work(first, draw, value, draw.draw.choice(WORK), "u0")
+    pooled = draw.x(first, "u_pooled")
+    first.add_operator(
+        draw.draw.choice(("MAX_POOL_2D", "AVERAGE_POOL_2D")), [value], [pooled],
+        options={"padding": "SAME", "stride_w": 1, "stride_h": 1, "filter_width": 3,
+                 "filter_height": 3},
+    )  # fmt: skip
+    if draw.draw.random() < 0.5:
+        axis = first.add_constant("axis", np.array([1, 2], np.int32))
+        mean = first.add_tensor(
+            "t_mean", [1, 1, 1, draw.channels], draw.dtype,
+            quantization=quantization(0.05, 0) if draw.int8 else None,
+        )  # fmt: skip
+        first.add_operator("MEAN", [pooled, axis], [mean], options={"keep_dims": True})
+        first.add_operator("ASSIGN_VARIABLE", [_handle(first, "t"), mean], [])
+    first.add_operator("ASSIGN_VARIABLE", [_handle(first, "u"), pooled], [])
+    first.set_inputs([])
+    first.set_outputs([])
+    second = builder.add_subgraph("init_v")
+    read = draw.x(second, "u_read")
+    second.add_operator("READ_VARIABLE", [_handle(second, "u")], [read])
+    worked = _work(second, draw, read, draw.draw.choice(WORK), "v0")
+    second.add_operator("ASSIGN_VARIABLE", [_handle(second, "v"), worked], [])
+    second.set_inputs([])
+    second.set_outputs([])
+    value = _work(main, draw, x, draw.draw.choice(WORK), "main")
+    _call_once(main, first.index)
+    _call_once(main, second.index)
+    value = _read_add(main, draw, "v", value)
+    value = _read_add(main, draw, "u", value)
+    main.set_inputs([x])
+    main.set_outputs([value])
+    return builder.build()

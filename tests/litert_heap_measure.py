@@ -269,6 +269,9 @@ HELD_OUT = (
 # (tests/litert_call_once_cases.call_once_case15), drawn after the XNNPACK delegate's inits were
 # replayed (heap_call_once, heap_xnnpack_reshape); measured on the AMD EPYC.
 HELD_OUT = (*HELD_OUT, *((f"callonce15_{seed}", "call_once15", seed) for seed in range(1, 25)))
+# Inits with poolings and a MEAN, one reading another's variable (call_once_case15b), drawn after
+# the inits' reshape counted max poolings' indirection (heap_xnnpack_reshape._indirection_blocks).
+HELD_OUT = (*HELD_OUT, *((f"callonce15b_{seed}", "call_once15b", seed) for seed in range(1, 17)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -429,6 +432,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_call_once_cases import call_once_case15
 
         return call_once_case15(seed)
+    if family == "call_once15b":
+        from tests.litert_call_once_cases import call_once_case15b
+
+        return call_once_case15b(seed)
     if family == "control_flow_variables12":
         from tests.litert_control_flow_cases import nested_model
 

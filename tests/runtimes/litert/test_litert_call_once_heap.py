@@ -33,13 +33,15 @@ from arenalens.runtimes.litert.heap import interpreter_heap
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
-from tests.litert_call_once_cases import call_once_case, call_once_case15
+from tests.litert_call_once_cases import call_once_case, call_once_case15, call_once_case15b
 from tests.litert_heap_measure import REPO_ROOT
 
+CASES = {"callonce12_": call_once_case, "callonce15_": call_once_case15,
+         "callonce15b_": call_once_case15b}  # fmt: skip
 CACHE: dict[str, Any] = json.loads((REPO_ROOT / "tests/data/litert_heap_avx2.json").read_text())
 HELD_OUT = sorted(
-    (name for name in CACHE["models"] if name.startswith(("callonce12_", "callonce15_"))),
-    key=lambda name: (name[:10], int(name[11:].removesuffix(".tflite"))),
+    (name for name in CACHE["models"] if name.startswith(tuple(CASES))),
+    key=lambda name: (name.split("_")[0], int(name.split("_")[1].removesuffix(".tflite"))),
 )
 # A WHILE whose count is an input may run its body or not: the larger counted, labelled.
 EITHER_TURN = "WHILE (its body may run or not"
@@ -55,9 +57,8 @@ def _analysis(data: bytes, tmp_path: Path) -> tuple[Model, list[int]]:
 
 
 def test_the_held_out_set_is_measured() -> None:
-    assert len(HELD_OUT) == 48
-    assert ",callonce12_," in CACHE["command"] + ","
-    assert ",callonce15_," in CACHE["command"] + ","
+    assert len(HELD_OUT) == 64
+    assert all(f",{prefix}," in CACHE["command"] + "," for prefix in CASES)
 
 
 @pytest.mark.parametrize("name", HELD_OUT)
@@ -70,9 +71,9 @@ def test_call_once_against_the_wheel(
     and under XNNPACK, and nothing in the figure is a bound for the CALL_ONCE."""
     epyc = eigen_blocking.ZEN_EPYC
     monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, f"{epyc.l1},{epyc.l2},{epyc.l3}")
-    seed = int(name[11:].removesuffix(".tflite"))
-    case = call_once_case if name.startswith("callonce12_") else call_once_case15
-    model, sizes = _analysis(case(seed), tmp_path)
+    stem = name.removesuffix(".tflite")
+    prefix, seed = stem.split("_")[0] + "_", int(stem.split("_")[1])
+    model, sizes = _analysis(CASES[prefix](seed), tmp_path)
     for mode, delegate in (("builtin", "none"), ("xnnpack", "xnnpack")):
         real = CACHE["models"][name][mode]
         heap = interpreter_heap(model, sizes, delegate=delegate, isa=X86_64_V3_ZEN)
@@ -202,7 +203,7 @@ def test_an_init_is_reshaped_at_its_first_eval() -> None:
     # The wheel's blocks: 4,616 B usable each (requests of 4,608 B), the workspace 4,136 B (a
     # 4,128 B request); a 64-aligned block is counted at the most glibc can hand out.
     assert (
-        kernel.indirection_only
+        kernel.indirection_modelled
         and kernel.indirection == (xnnpack_packing.aligned_block(4_608),) * 2
     )
     assert kernel.workspace == 4_128
@@ -215,28 +216,22 @@ def test_an_init_is_reshaped_at_its_first_eval() -> None:
     assert 1 not in xnnpack_subgraphs.prepared(view)
 
 
-def test_an_init_whose_reshape_is_not_replayed_keeps_the_bound() -> None:
-    """An init with a pooling (its reshape's own blocks) or one running another subgraph:
-    the XNNPACK figure stays the labelled bound (no delegated view)."""
-    builder = ModelBuilder()
-    main, init = builder.add_subgraph("main"), builder.add_subgraph("init")
-    main.add_operator("CALL_ONCE", [], [], options={"init_subgraph_index": 1})
-    x, y = main.add_tensor("x", [1, 8, 8, 4]), main.add_tensor("y", [1, 8, 8, 4])
-    main.add_operator("RELU", [x], [y])
-    main.set_inputs([x])
-    main.set_outputs([y])
-    start = init.add_constant("c", np.ones([1, 8, 8, 4], np.float32))
-    pooled = init.add_tensor("p", [1, 4, 4, 4])
-    init.add_operator(
-        "MAX_POOL_2D", [start], [pooled],
-        options={"padding": "VALID", "stride_w": 2, "stride_h": 2, "filter_width": 2,
-                 "filter_height": 2},
-    )  # fmt: skip
-    init.add_operator("ASSIGN_VARIABLE", [_handle(init, "v"), pooled], [])
-    init.set_inputs([])
-    init.set_outputs([])
-    model = analyze(builder.build(), runtime="litert").model
-    assert heap_xnnpack.delegated_view(model) is None
+def test_an_init_s_pooling_makes_its_indirection_at_its_first_eval() -> None:
+    """A max pooling's indirection buffer (max-pooling-nhwc.c reshape, malloc'd) is made by
+    its kernel's reshape: at the init's first Eval, with the convolution's before it."""
+    model = analyze(call_once_case15b(3), runtime="litert").model
+    view = heap_xnnpack.delegated_view(model)
+    assert view is not None
+    (kernel,) = heap_xnnpack_reshape.kernel_reshapes(model, view, X86_64_V3_ZEN, index=1).values()
+    init = model.subgraphs[1]
+    pooling = next(op for op in init.operators if op.opcode == "MAX_POOL_2D")
+    window = glibc.usable(xnnpack_packing.pooling_indirection(init, pooling))
+    assert kernel.indirection_modelled and kernel.indirection[-1] == window > 0
+
+
+def test_an_init_that_runs_another_subgraph_keeps_the_bound() -> None:
+    """An init with a CALL_ONCE of its own (its AllocateTensors would prepare a third
+    subgraph): the XNNPACK figure stays the labelled bound (no delegated view)."""
     from tests.test_robustness import nested_calls
 
     assert heap_xnnpack.delegated_view(analyze(nested_calls(4, 1), runtime="litert").model) is None

@@ -146,8 +146,8 @@ def init_subgraphs(
     """Every subgraph a CALL_ONCE names that allocate_tensors() left unprepared, as its first
     Eval allocates it (`arena_sizes`: each subgraph's arena and persistent arena high-water
     marks, `rules.arenas` order). Under XNNPACK `model` is the delegated view and `reshapes`
-    gives a subgraph's delegate kernels' reshapes: an init whose kernels make blocks at
-    reshape other than their convolutions' indirection buffers is left out (bounded)."""
+    gives a subgraph's delegate kernels' reshapes: an init with an indirection buffer not
+    modelled is left out (bounded; xnnpack_subgraphs takes no such init)."""
     plans = litert_plans(model)
     named = {
         init_index(model, plan.prepared, node)
@@ -162,7 +162,7 @@ def init_subgraphs(
         if _calls_subgraphs(model, index):
             continue
         kernels = tuple(reshapes(index).values()) if reshapes is not None else ()
-        if all(kernel.indirection_only for kernel in kernels):
+        if all(kernel.indirection_modelled for kernel in kernels):
             found[index] = replace(_allocated(model, plans[index], arena_sizes), reshapes=kernels)
     return MappingProxyType(found)
 

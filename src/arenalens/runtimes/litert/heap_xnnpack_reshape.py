@@ -85,12 +85,14 @@ class KernelReshape:
     output_ranks: tuple[int, ...]
     replayed: bool
     scratch_exact: bool = True
-    # Its convolutions' indirection buffers (usable bytes, kept), made by their reshape before
-    # the plan (runtime.c xnn_reshape_runtime: every operator's reshape, then xnn_plan_memory),
-    # and whether they are its only reshape-time blocks, each modelled (`replayed` is False
-    # where there is one: heap_replan keeps its bound; a CALL_ONCE's init replays them).
+    # Its convolutions' and max poolings' indirection buffers (usable bytes, kept), made by
+    # their reshape before the plan (runtime.c xnn_reshape_runtime: every operator's reshape,
+    # then xnn_plan_memory), and whether each is modelled (`_indirection_blocks`). Its other
+    # reshape-time blocks (xnnpack_objects.reshape_bytes) are counted in setup's objects.
+    # `replayed` is False where there is any: heap_replan keeps its bound; a CALL_ONCE's init
+    # replays them (heap_call_once).
     indirection: tuple[int, ...] = ()
-    indirection_only: bool = False
+    indirection_modelled: bool = False
 
     def steps(self, workspace: int) -> tuple[tuple[int, ...], int]:
         """(usable-byte steps: positive taken, negative freed; the shared workspace's request
@@ -139,7 +141,7 @@ def kernel_reshapes(
             not _reshape_blocks(model, subgraph, subset, isa),
             exact and len({plan.placed for plan in plans}) == 1,
             indirection or (),
-            indirection is not None and not _reshape_blocks(model, subgraph, subset, isa, True),
+            indirection is not None,
         )
     return MappingProxyType(found)
 
@@ -147,19 +149,26 @@ def kernel_reshapes(
 def _indirection_blocks(
     subgraph: Subgraph, subset: NodeSubset, isa: IsaProfile
 ) -> tuple[int, ...] | None:
-    """Each convolution's indirection buffer in the kernel, as the 64-aligned block glibc gives
-    (src/operators/convolution-nhwc.c reshape_igemm / reshape_dwconv: xnn_allocate_simd_memory),
-    in operator order (None: one not modelled)."""
+    """Each indirection buffer the kernel's reshape makes, in operator order (None: one not
+    modelled), as heap_xnnpack_setup counts them in a prepared subgraph: a convolution's
+    64-aligned (src/operators/convolution-nhwc.c reshape_igemm / reshape_dwconv:
+    xnn_allocate_simd_memory), a transposed convolution's and a max pooling's malloc'd
+    (deconvolution-nhwc.c, max-pooling-nhwc.c: xnn_reallocate_memory)."""
     blocks = []
     for index in subset.operators:
         operator = subgraph.operators[index]
-        if operator.opcode in _CONVOLUTIONS:
+        if operator.opcode in xnnpack_packing.POOLING:
+            window = xnnpack_packing.pooling_indirection(subgraph, operator)
+            blocks.append(glibc.usable(window) if window else 0)
+        elif operator.opcode in (*_CONVOLUTIONS, "TRANSPOSE_CONV"):
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
             if request is None:
                 return None
-            if request:
+            if operator.opcode == "TRANSPOSE_CONV":
+                blocks.append(glibc.usable(request) if request else 0)
+            else:
                 blocks.append(xnnpack_packing.aligned_block(request))
-    return tuple(blocks)
+    return tuple(block for block in blocks if block)
 
 
 def _first_planned_id(
@@ -238,22 +247,15 @@ def setup_workspace(reshapes: Mapping[int, KernelReshape], later: frozenset[int]
     return max(kept, default=0)
 
 
-def _reshape_blocks(
-    model: Model,
-    subgraph: Subgraph,
-    subset: NodeSubset,
-    isa: IsaProfile,
-    convolutions: bool = False,
-) -> bool:
-    """Whether its reshape makes blocks of an operator's own (not replayed at the re-plan;
-    `convolutions`: but for its convolutions' indirection buffers, `_indirection_blocks`)."""
+def _reshape_blocks(model: Model, subgraph: Subgraph, subset: NodeSubset, isa: IsaProfile) -> bool:
+    """Whether its reshape makes blocks of an operator's own (not replayed at the re-plan)."""
     if reshape_bytes(subgraph, subset, model):
         return True
     for index in subset.operators:
         operator = subgraph.operators[index]
         if operator.opcode in xnnpack_packing.POOLING or operator.opcode == "TRANSPOSE_CONV":
             return True
-        if operator.opcode in _CONVOLUTIONS and not convolutions:
+        if operator.opcode in _CONVOLUTIONS:
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
             if request != 0:  # an indirection buffer, or one not modelled
                 return True

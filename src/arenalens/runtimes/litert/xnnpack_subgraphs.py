@@ -19,8 +19,8 @@ modelled too: the delegate's variable maps follow every subgraph it partitions
 (xnnpack_objects.variable_maps_bytes). A CALL_ONCE's init subgraph is partitioned too, its
 kernels built, but not prepared by `allocate_tensors()`: its first Eval allocates it, its
 kernels' reshape then making their indirection buffers and plans (heap_call_once, session
-15); an init that runs other subgraphs or whose reshape makes other blocks keeps the model
-the labelled bound, as other control flow (STABLEHLO_CASE, STABLEHLO_WHILE, ...) does. Every
+15); an init that runs other subgraphs (or whose indirection is not modelled) keeps the
+model the labelled bound, as other control flow (STABLEHLO_CASE, STABLEHLO_WHILE, ...) does. Every
 IF, WHILE and CALL_ONCE is chained with the operators touching a resource in the partition
 (Subgraph::OpMightHaveSideEffect: their subgraphs may)."""
 
@@ -29,19 +29,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from arenalens.ir import Model
+from arenalens.runtimes.litert.xnnpack_packing import indirection_request
 
 _COMPOSITE = "STABLEHLO_COMPOSITE"
 _INDEX = "decomposition_subgraph_index"
 _CALL_ONCE = "CALL_ONCE"
 _INIT = "init_subgraph_index"
-# Operators whose XNNPACK reshape makes blocks of their own other than a convolution's
-# indirection buffer (xnnpack_objects.reshape_bytes: pooling, reductions, a bilinear resize, a
-# transposed convolution; MediaPipe's custom poolings), not replayed at an init's first Eval.
-_RESHAPE_BLOCKS = frozenset(
-    ("AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN",
-     "REDUCE_PROD", "RESIZE_BILINEAR", "TRANSPOSE_CONV")
-)  # fmt: skip
-_HYBRID = frozenset(("CONV_2D", "FULLY_CONNECTED", "DEPTHWISE_CONV_2D", "BATCH_MATMUL"))
+# Operators whose XNNPACK reshape makes an indirection buffer (heap_xnnpack_reshape).
+_INDIRECTION = ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
 # The children an IF's or WHILE's Prepare allocates (if.cc, while.cc).
 _CONTROL_FLOW = {
     "IF": ("then_subgraph_index", "else_subgraph_index"),
@@ -81,25 +76,19 @@ def only_decompositions(model: Model) -> bool:
 
 def _replayed_init(model: Model, index: int) -> bool:
     """A CALL_ONCE's init subgraph whose first Eval heap_call_once replays under the delegate:
-    it runs no other subgraph, and no operator of it makes reshape-time blocks but for a
-    convolution's indirection buffer (heap_xnnpack_reshape.KernelReshape.indirection_only)."""
+    it runs no other subgraph, is no MediaPipe custom operator's, and each indirection buffer
+    its kernels' reshape makes is modelled (heap_xnnpack_reshape.KernelReshape.indirection;
+    their other reshape-time blocks are counted in setup's objects, xnnpack_objects)."""
     if not 0 <= index < len(model.subgraphs):
         return False
     subgraph = model.subgraphs[index]
     for operator in subgraph.operators:
-        if operator.opcode in _RESHAPE_BLOCKS or operator.opcode.startswith("CUSTOM"):
+        if operator.opcode.startswith("CUSTOM"):
             return False
         if any("subgraph_ind" in key for key in operator.options):
             return False
-        if operator.opcode in _HYBRID and len(operator.inputs) > 1:
-            data, weights = (subgraph.tensors[i] if i >= 0 else None for i in operator.inputs[:2])
-            if (
-                data is not None
-                and weights is not None
-                and data.dtype.name == "FLOAT32"
-                and weights.dtype.name not in ("FLOAT32", "FLOAT16")
-            ):
-                return False  # dynamically quantized: its reshape block
+        if operator.opcode in _INDIRECTION and indirection_request(subgraph, operator) is None:
+            return False
     return True
 
 
