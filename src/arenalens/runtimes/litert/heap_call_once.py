@@ -1,6 +1,6 @@
 """What a CALL_ONCE does to the heap, from LiteRT's sources (*tflite/kernels/call_once.cc,
 tflite/experimental/resource/initialization_status.cc, tflite/core/subgraph.cc,
-tflite/arena_planner.cc*), with the builtin kernels.
+tflite/arena_planner.cc*), with the builtin kernels and under XNNPACK.
 
 * **Interpreter(...)**: the parser's `TfLiteCallOnceParams` (4 B) and Init's `OpData` (4 B:
   the init subgraph's index), in heap_kernels.
@@ -19,9 +19,17 @@ tflite/arena_planner.cc*), with the builtin kernels.
   stay. A second CALL_ONCE of the same init subgraph (or a later turn of a loop around it)
   does nothing.
 
+Under XNNPACK (the delegated view, heap_xnnpack): the init's delegate kernels were built with
+every other subgraph's, but are first reshaped here, in its AllocateTensors' node Prepares
+(xnnpack_delegate.cc Subgraph::Prepare → runtime.c xnn_reshape_runtime): each kernel's
+indirection buffers, then its memory plan's tracker and scratch and, where its plan is larger,
+the delegate's shared workspace grown (`KernelReshape.steps`, on the workspace the state
+carries), all before the planner's commit; its Invoke then makes the variables it assigns
+(heap_resources).
+
 An init subgraph that runs other subgraphs (a CALL_ONCE, IF or WHILE of its own) would have its
 AllocateTensors prepare those too: not replayed, its CALL_ONCE keeps heap_invoke's labelled
-bound.
+bound (under XNNPACK the model keeps the delegate's bound: xnnpack_subgraphs).
 
 Traced on the 2.3.0 wheel (`python -m tests.litert_heap_trace`) on a CALL_ONCE whose init
 adds two constants and assigns the result to a variable: `GetInitializationStatus` 16, 24,
