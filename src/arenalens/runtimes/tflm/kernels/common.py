@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from struct import unpack_from
+from typing import TypeVar
 
 from arenalens.analysis.inplace import InPlace
 from arenalens.ir import Tensor
+from arenalens.memo import forgettable
 from arenalens.runtimes.tflm.abi import Field, Struct, struct
 from arenalens.runtimes.tflm.kernels import base
 
@@ -90,6 +93,38 @@ def per_channel_arrays(
 # model's), made once per process; a model has a handful of channel counts.
 _ARRAYS: dict[int, tuple[base.Event, ...]] = {}
 _ARRAYS_KEPT = 4096
+
+
+Facts = TypeVar("Facts")
+
+
+class ScaleFree(dict[Hashable, Facts]):
+    """A kernel's scale-free facts by value: what its Prepare computes from its operands'
+    shapes and types, its options and the build alone (shape checks, scratch sizes), as a
+    function of one hashable key holding exactly those. Operators with the same key (a
+    repeated block of a model, a search stream's candidates, which share layer configurations
+    but not scales) get the facts computed once; the quantization checks, which read scales,
+    still run per operator. Bounded (the oldest entries go first), and forgotten by
+    `clear_caches` with the other caches of models' values."""
+
+    __slots__ = ("capacity",)
+
+    def __init__(self, capacity: int = 1024) -> None:
+        super().__init__()
+        self.capacity = capacity
+        forgettable(self.clear)
+
+    def of(self, key: Hashable, compute: Callable[[Hashable], Facts]) -> Facts:
+        """`compute(key)`, remembered."""
+        try:
+            facts = self.get(key)
+        except TypeError:  # a key that does not hash (an odd option value): computed each time
+            return compute(key)
+        if facts is None:
+            facts = self[key] = compute(key)
+            if len(self) > self.capacity:
+                del self[next(iter(self))]
+        return facts
 
 
 def op_data(layout: Struct | int, what: str = "OpData") -> base.RuleFunction:

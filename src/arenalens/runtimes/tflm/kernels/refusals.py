@@ -151,15 +151,30 @@ def types_and_hybrid(
     """The checks CMSIS-NN's CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED start with: input
     type == output type, a supported input type, and weights of the matching type."""
     # `type_of` inlined: every convolution and fully connected layer starts here.
-    kind = "" if source is None else source.dtype.name
-    if kind != ("" if output is None else output.dtype.name):
+    return kinds_and_hybrid(
+        file,
+        "" if source is None else source.dtype.name,
+        "" if weights is None else weights.dtype.name,
+        "" if output is None else output.dtype.name,
+    )
+
+
+def kinds_and_hybrid(file: str, kind: str, weights: str, output: str) -> list[Refusal]:
+    """`types_and_hybrid` of the three type names ('' for an absent tensor)."""
+    if kind != output:
         return [
-            not_equal(file, "input->type", "output->type", type_number(source), type_number(output))
+            not_equal(
+                file,
+                "input->type",
+                "output->type",
+                TFLITE_TYPES.get(kind, 0),
+                TFLITE_TYPES.get(output, 0),
+            )
         ]
     accepted = WEIGHT_TYPES.get(kind)
     if accepted is None:
         return [Refusal(UNSUPPORTED_INPUT)]
-    if weights is None or weights.dtype.name not in accepted:
+    if weights not in accepted:
         return [Refusal(HYBRID)]
     return []
 

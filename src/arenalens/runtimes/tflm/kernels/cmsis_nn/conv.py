@@ -15,7 +15,9 @@ shapes and int16 zero points the reference kernel accepts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from operator import itemgetter
+from typing import Any, NamedTuple
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
@@ -35,6 +37,7 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import (
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
 from arenalens.runtimes.tflm.kernels.common import (
+    ScaleFree,
     elements,
     is_quantized,
     padding,
@@ -50,8 +53,10 @@ from arenalens.runtimes.tflm.kernels.quantization import (
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
+    TFLITE_TYPES,
     UNSUPPORTED_INPUT,
     int16_zero_points,
+    kinds_and_hybrid,
     not_equal,
     not_true,
     type_number,
@@ -88,41 +93,54 @@ def _dim(tensor: Tensor | None, axis: int) -> int:
     return tensor.shape[axis]
 
 
-def _dims(tensor: Tensor | None) -> Dims:
-    shape = () if tensor is None else tensor.shape
+def _dims(shape: tuple[int, ...]) -> Dims:
+    """cmsis_nn_dims of a tensor's dims (0 for each axis it lacks; an absent tensor has none)."""
     if len(shape) == 4:  # the usual case: no axis to check
         return dims_of(shape)
     if len(shape) > 4:
         return dims_of(shape[:4])
-    return Dims(_dim(tensor, 0), _dim(tensor, 1), _dim(tensor, 2), _dim(tensor, 3))
+    rank = len(shape)
+    return Dims(*(shape[axis] if axis < rank else 0 for axis in range(4)))
 
 
-def _dims_of_rank_4(tensor: Tensor | None) -> tuple[int, ...]:
+def _dims_of_rank_4(shape: tuple[int, ...]) -> tuple[int, ...]:
     """`_dims` as a plain tuple where the shape is of rank 4 (the usual case: the shape itself,
     no call), else `_dims`."""
-    shape = () if tensor is None else tensor.shape
-    return shape if len(shape) == 4 else _dims(tensor)
+    return shape if len(shape) == 4 else _dims(shape)
+
+
+# (stride_w, stride_h, dilation_w, dilation_h, padding) as the options give them.
+_ConvOptions = tuple[Any, Any, Any, Any, Any]
+
+
+def _conv_options(options: Mapping[str, Any]) -> _ConvOptions:
+    """The five options cmsis_nn_conv_params is made of (`KernelContext.option`'s defaults where
+    the model leaves one out), read from the mapping in one C call: the reader writes every field
+    of the options table."""
+    try:
+        return _CONV_OPTIONS(options)  # type: ignore[no-any-return]
+    except KeyError:
+        found = options.get
+        return (
+            found("stride_w", 1),
+            found("stride_h", 1),
+            found("dilation_wfactor", 1),
+            found("dilation_hfactor", 1),
+            found("padding", _SAME),
+        )
 
 
 def _conv_params(
-    context: base.KernelContext,
-    source: Tensor | None,
+    options: _ConvOptions,
+    source: tuple[int, ...],
     filter_h: int,
     filter_w: int,
     *,
     strided: bool,
 ) -> ConvParams:
-    """The padding, dilations (and strides when `strided`) TFLM puts in cmsis_nn_conv_params."""
-    # `KernelContext.option` for the five options, read from one mapping in one C call (the
-    # reader writes every field of the options table; a model made otherwise gets defaults).
-    options = context.operator.options
-    try:
-        stride_w, stride_h, dilation_w, dilation_h, kind = _CONV_OPTIONS(options)
-    except KeyError:
-        found = options.get
-        stride_w, stride_h = found("stride_w", 1), found("stride_h", 1)
-        dilation_w, dilation_h = found("dilation_wfactor", 1), found("dilation_hfactor", 1)
-        kind = found("padding", _SAME)
+    """The padding, dilations (and strides when `strided`) TFLM puts in cmsis_nn_conv_params
+    (`source`: the input's shape)."""
+    stride_w, stride_h, dilation_w, dilation_h, kind = options
     if not type(stride_w) is type(stride_h) is type(dilation_w) is type(dilation_h) is int:
         stride_w = int(stride_w) if isinstance(stride_w, int) else 1
         stride_h = int(stride_h) if isinstance(stride_h, int) else 1
@@ -135,10 +153,8 @@ def _conv_params(
     if (int(kind) if isinstance(kind, int) else _SAME) == _SAME and (
         filter_w != 1 or filter_h != 1
     ):
-        shape = () if source is None else source.shape
-        width, height = (
-            (shape[2], shape[1]) if len(shape) >= 3 else (_dim(source, 2), _dim(source, 1))
-        )
+        width = source[2] if len(source) >= 3 else 0
+        height = source[1] if len(source) >= 2 else 0
         pad_w = padding(width, filter_w, stride_w, dilation_w, same=True)
         pad_h = padding(height, filter_h, stride_h, dilation_h, same=True)
     return conv_params_of(
@@ -173,72 +189,103 @@ def _transpose_quantization_params(
 def _conv(context: base.KernelContext) -> base.Events:
     # Prepare: input, filter, output (the kernel's own "bias" fetch asks for output #2 and gets
     # nothing); checks; int8/int16 per-channel arrays; CalculateOpDataConv (input, filter, bias,
-    # output again); the CMSIS-NN buffer for int8 (int4 filters too) and int16.
+    # output again); the CMSIS-NN buffer for int8 (int4 filters too) and int16. What the
+    # shapes, types and options decide is remembered by value (`_conv_facts`); the temps and
+    # the checks that read scales and zero points are the operator's own.
     operands = reference_conv.convolution_operands(context)
     source, weights, bias, output = operands
     found = base.temp_tensors(source, weights, output)
-    refused = types_and_hybrid(_CONV_FILE, source, weights, output) or _conv_shapes(
-        source, weights, output
+    facts = _CONV_FACTS.of(
+        (
+            context.build.isa,
+            _conv_options(context.operator.options),
+            _ABSENT if source is None else (source.dtype.name, source.shape),
+            _ABSENT if weights is None else (weights.dtype.name, weights.shape),
+            _ABSENT if output is None else (output.dtype.name, output.shape),
+            "" if bias is None else bias.dtype.name,
+        ),
+        _conv_facts,
     )
-    if refused:
-        return found + refused
-    # The shape checks passed: three tensors of rank 4.
-    assert source is not None and weights is not None and output is not None
-    dtype = source.dtype.name
-    if dtype in ("INT8", "INT16"):
-        found += per_channel_arrays(weights.shape[0])
+    if facts.refused:
+        return found + facts.refused
+    found += facts.arrays
     op_data_events, stops = reference_conv.calculate_op_data(
         context, _CONV_COMMON_FILE, 0, operands
     )
     found += op_data_events
     if stops:
         return found
-    if dtype == "INT16":
+    if facts.int16:
         refused = int16_zero_points(_CONV_FILE, ("input", source), ("output", output))
         if refused:
             return found + refused
-    _, filter_h, filter_w, filter_c = weights.shape
-    filter_dims = dims_of((1, filter_h, filter_w, filter_c))
-    isa = context.build.isa
-    nbytes = 0  # float: no buffer (nor the parameters only the int8 size reads)
-    if dtype == "INT8":
-        params = _conv_params(context, source, filter_h, filter_w, strided=True)
-        nbytes = buffers.convolve_wrapper_s8(
-            isa, params, dims_of(source.shape), filter_dims, dims_of(output.shape)
-        )
-    elif dtype == "INT16":
-        nbytes = buffers.convolve_wrapper_s16(isa, dims_of(source.shape), filter_dims)
-    if nbytes > 0:
-        found.append(base.new_scratch((nbytes, "CMSIS-NN convolution buffer")))
-    if dtype == "INT16" and bias is not None and type_of(bias) not in ("INT32", "INT64"):
-        found.append(
-            base.Refusal(
-                f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", base.INVOKE
-            )
-        )
+    found += facts.after
     return found
 
 
+# An absent operand in a convolution's key: no type, no dims.
+_ABSENT: tuple[str, tuple[int, ...]] = ("", ())
+
+
+class _ConvFacts(NamedTuple):
+    """What CMSIS-NN's CONV_2D Prepare decides from its key alone (`_conv_facts`)."""
+
+    refused: list[base.Event]  # the type and shape checks' refusal: Prepare stops there
+    arrays: tuple[base.Event, ...]  # the per-channel arrays
+    int16: bool  # the int16 zero-point checks follow CalculateOpDataConv
+    after: list[base.Event]  # then the CMSIS-NN buffer and the bias type's refusal
+
+
+# By (isa, the five options, (type, dims) of input, filter and output, the bias's type).
+_CONV_FACTS: ScaleFree[_ConvFacts] = ScaleFree()
+
+
+def _conv_facts(key: Any) -> _ConvFacts:
+    isa, options, (dtype, source), (weights_type, weights), (output_type, output), bias = key
+    refused: list[base.Event] = [*kinds_and_hybrid(_CONV_FILE, dtype, weights_type, output_type)]
+    refused = refused or _conv_shapes(source, weights, output)
+    if refused:
+        return _ConvFacts(refused, (), False, [])
+    # The shape checks passed: three shapes of rank 4.
+    arrays = per_channel_arrays(weights[0]) if dtype in ("INT8", "INT16") else ()
+    _, filter_h, filter_w, filter_c = weights
+    filter_dims = dims_of((1, filter_h, filter_w, filter_c))
+    nbytes = 0  # float: no buffer (nor the parameters only the int8 size reads)
+    if dtype == "INT8":
+        params = _conv_params(options, source, filter_h, filter_w, strided=True)
+        nbytes = buffers.convolve_wrapper_s8(
+            isa, params, dims_of(source), filter_dims, dims_of(output)
+        )
+    elif dtype == "INT16":
+        nbytes = buffers.convolve_wrapper_s16(isa, dims_of(source), filter_dims)
+    after: list[base.Event] = []
+    if nbytes > 0:
+        after.append(base.new_scratch((nbytes, "CMSIS-NN convolution buffer")))
+    if dtype == "INT16" and bias and bias not in ("INT32", "INT64"):
+        after.append(
+            base.Refusal(
+                f"Bias type {bias} ({TFLITE_TYPES.get(bias, 0)}) not supported.", base.INVOKE
+            )
+        )
+    return _ConvFacts(refused, arrays, dtype == "INT16", after)
+
+
 def _conv_shapes(
-    source: Tensor | None, weights: Tensor | None, output: Tensor | None
+    source: tuple[int, ...], weights: tuple[int, ...], output: tuple[int, ...]
 ) -> list[base.Event]:
-    """CMSIS-NN-only checks: ranks, batch, and input channels a multiple of the filter's."""
-    if (
-        source is None
-        or weights is None
-        or output is None
-        or not len(source.shape) == len(weights.shape) == len(output.shape) == 4
-    ):
+    """CMSIS-NN-only checks: ranks, batch, and input channels a multiple of the filter's (the
+    dims of input, filter and output; an absent one has none)."""
+    if not len(source) == len(weights) == len(output) == 4:
         return _conv_ranks(source, weights, output)
-    (batch, _, _, depth), filter_channels = source.shape, weights.shape[3]
-    if batch != output.shape[0]:
+    (batch, _, _, depth), filter_channels = source, weights[3]
+    if batch != output[0]:
         return [
             not_equal(
                 _CONV_FILE,
                 "input->dims->data[0]",
                 "output->dims->data[0]",
                 batch,
-                output.shape[0],
+                output[0],
             )
         ]
     if filter_channels <= 0:
@@ -254,7 +301,7 @@ def _conv_shapes(
             )
         ]
     groups = depth // filter_channels
-    if output.shape[3] % groups:
+    if output[3] % groups:
         return [
             base.Refusal(
                 "output channels not a multiple of the groups: a TFLITE_DCHECK in "
@@ -265,13 +312,12 @@ def _conv_shapes(
 
 
 def _conv_ranks(
-    source: Tensor | None, weights: Tensor | None, output: Tensor | None
+    source: tuple[int, ...], weights: tuple[int, ...], output: tuple[int, ...]
 ) -> list[base.Event]:
     """The first of input, filter and output whose rank is not 4 (an absent one: rank 0)."""
-    for name, tensor in (("input", source), ("filter", weights), ("output", output)):
-        rank = 0 if tensor is None else len(tensor.shape)
-        if rank != 4:
-            return [not_equal(_CONV_FILE, f"{name}->dims->size", "4", rank, 4)]
+    for name, dims in (("input", source), ("filter", weights), ("output", output)):
+        if len(dims) != 4:
+            return [not_equal(_CONV_FILE, f"{name}->dims->size", "4", len(dims), 4)]
     return []
 
 
@@ -310,8 +356,23 @@ def _depthwise(context: base.KernelContext) -> base.Events:
             ),
         ]
     if dtype == "INT8":
-        found += _depthwise_buffer(context, source, weights, output)
+        # What the shapes, the filter type and the options decide, remembered by value.
+        found += _BUFFERS.of(
+            (
+                context.build.isa,
+                _conv_options(context.operator.options),
+                "" if weights is None else weights.dtype.name,
+                source.shape,
+                () if weights is None else weights.shape,
+                () if output is None else output.shape,
+            ),
+            _depthwise_buffer,
+        )
     return found
+
+
+# By (isa, the five options, the filter's type, the dims of input, filter and output).
+_BUFFERS: ScaleFree[list[base.Event]] = ScaleFree()
 
 
 def _depthwise_filter_checks(
@@ -344,14 +405,11 @@ def _depthwise_filter_checks(
     return []
 
 
-def _depthwise_buffer(
-    context: base.KernelContext,
-    source: Tensor | None,
-    weights: Tensor | None,
-    output: Tensor | None,
-) -> list[base.Event]:
+def _depthwise_buffer(key: Any) -> list[base.Event]:
     """arm_depthwise_conv_wrapper_s8 / _s4_get_buffer_size with TFLM's dims: the filter as
-    {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only)."""
+    {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only).
+    `key`: (isa, the options, the filter's type, the dims of input, filter and output)."""
+    isa, options, weights_type, source, weights, output = key
     source_dims, (_, filter_h, filter_w, _), (_, height, width, depth) = (
         _dims(source),
         _dims_of_rank_4(weights),
@@ -359,9 +417,8 @@ def _depthwise_buffer(
     )
     filter_dims = dims_of((1, filter_h, filter_w, depth))
     output_dims = dims_of((source_dims.n, height, width, depth))
-    params = _conv_params(context, source, filter_h, filter_w, strided=False)
-    isa = context.build.isa
-    if type_of(weights) == "INT4":
+    params = _conv_params(options, source, filter_h, filter_w, strided=False)
+    if weights_type == "INT4":
         nbytes = buffers.depthwise_wrapper_s4(isa, params, source_dims, filter_dims, output_dims)
         estimates: list[base.Event] = []
     else:
