@@ -289,10 +289,11 @@ class FitCheck(StatusAnswers):
 
     @property
     def optimized_missing_extra(self) -> str:
-        """`Rung.missing_extra` of the remedy `optimized_bytes` is for ('' none)."""
+        """The extra whose exact search could change `optimized_bytes` or whether a rewrite
+        fits (`Ladder.missing_extra`; '' none)."""
         if self.ladder is None or len(self.ladder.rungs) < 2:
             return ""
-        return self.ladder.answer.missing_extra
+        return self.ladder.missing_extra
 
     @property
     def fits_after_optimize(self) -> bool | None:

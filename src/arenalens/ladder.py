@@ -156,6 +156,14 @@ class Ladder:
         return self.first_fit or self.best
 
     @property
+    def missing_extra(self) -> str:
+        """The install command of the extra whose exact search could change the answer ('' none):
+        a rung up to the answer planned without it above its lower bound (`Rung.missing_extra`),
+        so with it the answer's number may be lower, a cheaper rung may fit, or one fit at all."""
+        end = self.rungs.index(self.answer) + 1 if self.fits else len(self.rungs)
+        return next((rung.missing_extra for rung in self.rungs[:end] if rung.missing_extra), "")
+
+    @property
     def complete(self) -> bool:
         """True when every rung was tried (none fits before the last)."""
         return len(self.rungs) == len(REWRITES) + 1

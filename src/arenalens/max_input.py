@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
 from arenalens.image_inputs import image_inputs
 from arenalens.ir import Model
+from arenalens.planning.problem import missing_extra_text
 from arenalens.units import format_bytes_exact
 
 MAX_SCALE = 4  # search up to 4x the model's own height
@@ -80,6 +81,9 @@ class InputSize:
     required_bytes: int | None  # None: the graph or the runtime refuses this shape
     fits: bool
     error: str = ""
+    # An optimized size: the install command of the extra whose exact search its plan went
+    # without, above its lower bound (`Optimization.missing_extra`; '' none).
+    missing_extra: str = ""
 
     @property
     def accepted(self) -> bool:
@@ -109,6 +113,10 @@ class InputSearch:
     # The `arenalens optimize` options that rewrite reaches `largest_after_optimize` with (the
     # remedy ladder's rung: () for the offline plan alone).
     after_optimize_options: tuple[str, ...] = ()
+    # The install command of the extra whose exact search could change that answer ('' none):
+    # the size found, or the next one up that did not fit, was planned without it above its
+    # lower bound (`InputSize.missing_extra`): with it the size may be larger, or its number lower.
+    after_optimize_missing_extra: str = ""
     # Why no other size could be sized at all (LiteRT, which propagates shapes, cannot load the
     # model): then nothing is said about the network's limits or memory's.
     unavailable: str = ""
@@ -147,9 +155,12 @@ class InputSearch:
         needs = format_bytes_exact(smallest.required_bytes or 0) if smallest else "?"
         after = self.largest_after_optimize
         if after is None:
+            # Without the exact search the rewrites' numbers may be higher than it makes them.
+            missing = self.after_optimize_missing_extra
             return (
                 f"{self.accepted_text()}, and none of them fits: the smallest needs {needs}, so "
                 "only a smaller network (or a larger board) helps"
+                + (f" (rewritten: {missing_extra_text(missing)})" if missing else "")
             )
         rewritten = (
             "its own size fits (the first step)"
@@ -167,13 +178,14 @@ def search_max_input(
     *,
     available_bytes: int,
     required_at: Callable[[Model], int],
-    optimized_at: Callable[[Model], int | None] | None = None,
+    optimized_at: Callable[[Model], InputSize | None] | None = None,
     optimize_options: tuple[str, ...] = (),
     optimize_up_to_own: bool = False,
 ) -> InputSearch:
     """Model + bytes available + (resized model → bytes to declare, raising ArenalensError when
     the runtime refuses it) → the heights the network accepts and the largest that fits; with
-    `optimized_at` (resized model → the number `optimize` with `optimize_options` reaches there),
+    `optimized_at` (resized model → the number `optimize` with `optimize_options` reaches there,
+    as an InputSize whose shape is not read),
     also the largest that fits after `arenalens optimize`, searched up to the model's own height
     when `optimize_up_to_own` (a split is costly to search: the model's own size first)."""
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415 - extra
@@ -221,7 +233,7 @@ def search_max_input(
     after_high = min(high, original_height) if optimize_up_to_own else high
     if best is not None and best >= after_high:
         return found
-    after = _largest_after_optimize(
+    after, missing_extra = _largest_after_optimize(
         lambda height: optimized_size(height, size_at, image, model, optimized_at),
         above=low - 1 if best is None else best,
         high=after_high,
@@ -229,7 +241,10 @@ def search_max_input(
         top_first=optimize_up_to_own,
     )
     return replace(
-        found, largest_after_optimize=after, after_optimize_options=tuple(optimize_options)
+        found,
+        largest_after_optimize=after,
+        after_optimize_options=tuple(optimize_options),
+        after_optimize_missing_extra=missing_extra,
     )
 
 
@@ -238,7 +253,7 @@ def optimized_size(
     size_at: Callable[[int], InputSize],
     image: ImageInput,
     model: Model,
-    optimized_at: Callable[[Model], int | None],
+    optimized_at: Callable[[Model], InputSize | None],
 ) -> InputSize | None:
     """The size at this height with the number `optimize` reaches there (None: refused, or
     optimize has no answer)."""
@@ -255,7 +270,7 @@ def optimized_size(
         return None
     if optimized is None:
         return None
-    return InputSize(shape, optimized, fits=True)
+    return replace(optimized, shape=shape)
 
 
 def _largest_after_optimize(
@@ -265,32 +280,44 @@ def _largest_after_optimize(
     high: int,
     available_bytes: int,
     top_first: bool = False,
-) -> InputSize | None:
-    """The largest height in (above, high] whose optimized number fits (it grows with the input):
+) -> tuple[InputSize | None, str]:
+    """The largest height in (above, high] whose optimized number fits (it grows with the input),
+    and the extra whose exact search could change it ('' none: `after_optimize_missing_extra`):
     steps of 1, 2, 4, ... up from `above` until one does not fit, then bisection; None when not
     even the next height does. Small steps first: sizes near the as-is answer are cheap to
     optimize, and the answer is usually among them; `top_first` tries `high` first."""
-    if top_first and high > above:
-        top = optimized(high)
-        if top is not None and (top.required_bytes or 0) <= available_bytes:
-            return top
-    found: InputSize | None = None
+    sizes: dict[int, InputSize | None] = {}
+
+    def fits(height: int) -> bool:
+        sizes[height] = size = optimized(height)
+        return size is not None and (size.required_bytes or 0) <= available_bytes
+
+    if top_first and high > above and fits(high):
+        return sizes[high], _missing_extra(sizes, high, high + 1)
     fitting, too_big, step = above, high + 1, 1
     while fitting + step < too_big:
-        size = optimized(fitting + step)
-        if size is None or (size.required_bytes or 0) > available_bytes:
+        if not fits(fitting + step):
             too_big = fitting + step
             break
-        fitting, found = fitting + step, size
+        fitting = fitting + step
         step *= 2
     while too_big - fitting > 1:
         middle = (fitting + too_big) // 2
-        size = optimized(middle)
-        if size is not None and (size.required_bytes or 0) <= available_bytes:
-            fitting, found = middle, size
+        if fits(middle):
+            fitting = middle
         else:
             too_big = middle
-    return found
+    return sizes.get(fitting), _missing_extra(sizes, fitting, too_big)
+
+
+def _missing_extra(sizes: dict[int, InputSize | None], fitting: int, too_big: int) -> str:
+    """The extra the largest size that fits, or the first too big, went without ('' none):
+    with it the number at the one may be lower, or the other fit."""
+    for height in (fitting, too_big):
+        size = sizes.get(height)
+        if size is not None and size.missing_extra:
+            return size.missing_extra
+    return ""
 
 
 def _edge(size_at: Callable[[int], InputSize], *, inside: int, outside: int) -> int:

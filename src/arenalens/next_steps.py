@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import release_flag
 from arenalens.cannot_run import Refusal
-from arenalens.planning.problem import missing_extra_note
+from arenalens.planning.problem import missing_extra_note, missing_extra_text
 from arenalens.records import record
 from arenalens.target_build import board_options
 from arenalens.targets import Target
@@ -120,6 +120,7 @@ class Asked:
     kernels: str | None = None
     findings: int = 0  # error and warning findings of diagnose, when they were looked for
     overlap_required_bytes: int | None = None  # with --overlap: the number with that plan
+    overlap_missing_extra: str = ""  # the extra its plan went without (`Plan.missing_extra`)
     image_inputs: int = 0  # the model's image inputs (--max-input needs exactly one)
     # Without a build: the largest number over the common MCU builds, and that build's name.
     device_bytes: tuple[int, str] | None = None
@@ -405,7 +406,8 @@ class Steps:
 
             best = ladder.best
             still = format_bytes_exact(best.required_bytes - fit.available_bytes)
-            tried = rungs_text(ladder) + best.extra_note
+            # The one note of the verdict (`Ladder.missing_extra`): any rung may fit with the extra.
+            tried = rungs_text(ladder) + missing_extra_note(verdict.optimized_missing_extra)
             steps.append(
                 Step(
                     f"It does not fit {verdict.where}: {short} short as it is, and no rewrite "
@@ -566,7 +568,7 @@ class Steps:
             Step(
                 f"It is {short} short as it is; rewritten with {rung.words} it fits "
                 f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({room}; "
-                f"{rung.cost}{rung.extra_note}):",
+                f"{rung.cost}{missing_extra_note(self.verdict.optimized_missing_extra)}):",
                 # The ladder computed the rung on the build as asked: without --kernels named,
                 # on every library the core may link (held-out flow 600401:57: the step named
                 # `--kernels reference`, whose optimize declared 125,236 B, not the 125,288 B
@@ -618,13 +620,15 @@ class Steps:
         best = verdict.declared.required_bytes - (saves or 0)
         if verdict.runtime == "tflm" and overlap is not None and overlap < best:
             kernels = ""
+            extra = self.asked.overlap_missing_extra
+            missing = f" ({missing_extra_text(extra)})" if extra else ""
             if (verdict.build is None or verdict.build.is_host) and self.asked.kernels:
                 kernels = f" --kernels {self.asked.kernels}"
             steps.append(
                 Step(
                     f"With outputs sliding over the inputs they consume it declares "
                     f"{format_bytes_exact(overlap)}, written only if the real TFLM interpreter "
-                    "computes bit-identical outputs with that plan:",
+                    f"computes bit-identical outputs with that plan{missing}:",
                     self.optimize_command(" --overlap" + kernels),
                     verdict.declared.required_bytes - overlap,
                 )
@@ -754,7 +758,8 @@ class Steps:
             Step(
                 f"Optimized for its size ({how}, the best rewrite that applies), a larger input "
                 f"fits: {value} declares {format_bytes_exact(after.required_bytes or 0)} after "
-                f"(then check {self.output}, a model of that size):",
+                f"(then check {self.output}, a model of that size"
+                f"{missing_extra_note(search.after_optimize_missing_extra)}):",
                 command,
             )
         ]

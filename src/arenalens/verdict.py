@@ -245,6 +245,11 @@ class Verdict(StatusAnswers):
             else fit.spare_available_bytes,
             "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
             "optimized_required_bytes": self.optimized_bytes if self.has_number else None,
+            # The extra whose exact search could change that number or whether a rewrite fits
+            # (with it: lower, or fitting); None: none was missing (`Ladder.missing_extra`).
+            "optimized_missing_extra": self.optimized_missing_extra or None
+            if self.has_number
+            else None,
             # The remedy ladder: each rewrite tried, in order, up to the first that fits.
             "remedies": (
                 fit.ladder.as_list() if fit is not None and fit.ladder and self.has_number else []
@@ -319,6 +324,11 @@ def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[s
         # The largest that fits once `optimize` wrote its plan for that size (when larger).
         "max_input_after_optimize_shape": shape(after),
         "max_input_after_optimize_required_bytes": None if after is None else after.required_bytes,
+        # The extra whose exact search could change that answer (a larger size may fit with it,
+        # or its number be lower); None: none was missing.
+        "max_input_after_optimize_missing_extra": search.after_optimize_missing_extra or None
+        if counts
+        else None,
         "input_shape": list(search.original_shape),
         # Why no other size could be sized (LiteRT cannot load the model); None when searched.
         "max_input_unavailable": search.unavailable or None,
@@ -365,6 +375,11 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "fits_after_optimize": verdict.fits_after_optimize,
         # The rung of the remedy ladder that fits (the table's "yes: split + overlap").
         "after_optimize": None if rung is None else rung.as_dict(),
+        # The extra whose exact search could change fits_after_optimize or that rung (the
+        # table's "*"); None: none was missing.
+        "missing_extra": verdict.optimized_missing_extra or None
+        if verdict.has_number and not verdict.fits
+        else None,
         "verdict": None if verdict.answer is None else verdict.answer.value,
         # A Vela-compiled model: whether its SRAM pieces have a place in the NPU's banks.
         "npu_memory_fits": None if fit.npu is None else fit.npu.fits,

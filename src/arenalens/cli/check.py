@@ -411,7 +411,7 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
     one that gets closest (`ladder.py`); the offline plan alone when it fits as given."""
     from arenalens.ladder import rewrite  # noqa: PLC0415 - --max-input only
     from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
-    from arenalens.max_input import search_max_input  # noqa: PLC0415
+    from arenalens.max_input import InputSize, search_max_input  # noqa: PLC0415
 
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     optimizes = args.runtime == "tflm" and planner is None
@@ -426,18 +426,26 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
     rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
     whole_tensors = not {"--overlap", "--split"} & set(options)
 
-    def optimized_at(resized: Model) -> int | None:
+    def optimized_at(resized: Model) -> InputSize | None:
         if ladder is not None and resized.subgraphs[0].tensors == model.subgraphs[0].tensors:
-            return ladder.answer.required_bytes  # the model's own size: climbed already
+            # The model's own size: climbed already.
+            answer = ladder.answer
+            return InputSize((), answer.required_bytes, True, missing_extra=answer.missing_extra)
         if whole_tensors:
             analysis = _analysis(args, resized)
             best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
             if best_case > available_bytes:
-                return best_case  # no plan of whole tensors fits there: optimize need not run
+                # No plan of whole tensors fits there (a lower bound: the exact search would
+                # not change it): optimize need not run.
+                return InputSize((), best_case, True)
         optimization = rewrite(
             resized, options, build=build, rules=rules, effort=OPTIMIZE_EFFORT, target=check.target
         )
-        return optimization.new_required_bytes if optimization.runs else None
+        if not optimization.runs:
+            return None
+        return InputSize(
+            (), optimization.new_required_bytes, True, missing_extra=optimization.missing_extra
+        )
 
     return search_max_input(
         model,

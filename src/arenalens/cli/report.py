@@ -278,10 +278,11 @@ def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, i
     return budget, target, reserve_option(args)
 
 
-def _overlap_written_bytes(
+def _overlap_written(
     args: argparse.Namespace, analysis: Analysis, target: Target | None
-) -> int | None:
-    """What the step's `optimize --overlap` declares, computed as it computes it (its search at
+) -> tuple[int, str] | None:
+    """What the step's `optimize --overlap` declares, and the extra whose exact search its plan
+    went without ('' none: `Optimization.missing_extra`), computed as it computes it (its search at
     its effort, on the build and board the command names, its proof on the real TFLM): the
     report's own overlap plan above is one plan of that search, not its result (held-out flow
     seed 500737 flow 84: the step said 39,192 B, the command wrote 39,160 B)."""
@@ -298,7 +299,7 @@ def _overlap_written_bytes(
             build=build,
             target=target,
         )
-    return optimization.new_required_bytes
+    return optimization.new_required_bytes, optimization.missing_extra
 
 
 def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) -> MemoryReport:
@@ -358,16 +359,15 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     search = None
     if args.max_input and check is not None and usable:
         search = input_search(args, analysis.model, check)
-    overlap = analysis.overlap
+    written = None if analysis.overlap is None else _overlap_written(args, analysis, target)
     verdict = verdict_for(
         analysis,
         asked=replace(
             asked(
                 args, args.model, findings=0 if diagnosis is None else serious_findings(diagnosis)
             ),
-            overlap_required_bytes=None
-            if overlap is None
-            else _overlap_written_bytes(args, analysis, target),
+            overlap_required_bytes=None if written is None else written[0],
+            overlap_missing_extra="" if written is None else written[1],
             device_bytes=_largest_device_figure(args, analysis) if check is None else None,
             firmware=_firmware_of_rewritten(analysis),
         ),

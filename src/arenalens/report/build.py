@@ -159,6 +159,7 @@ def _with_overlap(arena: ArenaReport, analysis: Analysis) -> ArenaReport:
         proven_optimal=plan.proven_optimal or plan.arena_size == overlap.lower_bound,
         required_bytes=overlap.budget.required_bytes,
         sections=overlap.budget.sections,
+        missing_extra=plan.missing_extra,
     )
     return replace(
         arena,
@@ -202,6 +203,7 @@ def _arena_report(model: Model, result: ArenaResult, alternatives: Sequence[Plan
             is_runtime=plan.planner == arena.runtime_planner,
             # A plan at the lower bound is optimal whether or not its planner says so.
             proven_optimal=plan.proven_optimal or plan.arena_size == result.lower_bound,
+            missing_extra=plan.missing_extra,
         )
         for plan in plans
     )

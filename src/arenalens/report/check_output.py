@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.builds.build import HOST
+from arenalens.planning.problem import missing_extra_note, missing_extra_text
 from arenalens.report.console import render_text
 from arenalens.report.styled import Styled, Verbatim
 from arenalens.report.verdict_lines import declare_line, declare_notes, steps_lines, strip
@@ -78,15 +79,29 @@ def _useful_rows(verdicts: Sequence[Verdict]) -> list[Verdict]:
 
 
 def _after_optimize_cell(verdict: Verdict) -> Text:
-    """'yes', or the rewrite that gets it there: 'yes: split', 'yes: overlap'."""
+    """'yes', or the rewrite that gets it there: 'yes: split', 'yes: overlap'; marked
+    EXTRA_MARK when the exact search it went without could change it (the footnote says so)."""
     if not verdict.has_number:
         return Text("—")
     ladder = None if verdict.fit is None else verdict.fit.ladder
     if verdict.fits or ladder is None or ladder.first_fit is None:
-        return _yes_no(verdict.fits_after_optimize)
-    from arenalens.ladder import rung_title  # noqa: PLC0415 - loaded with any ladder
+        cell = _yes_no(verdict.fits_after_optimize)
+    else:
+        from arenalens.ladder import rung_title  # noqa: PLC0415 - loaded with any ladder
 
-    return Text(f"yes: {rung_title(ladder.first_fit)}", style="green")
+        cell = Text(f"yes: {rung_title(ladder.first_fit)}", style="green")
+    if _missing_extra(verdict):
+        cell.append(EXTRA_MARK)
+    return cell
+
+
+# Marks an after-optimize cell whose rewrites went without OR-Tools' exact search.
+EXTRA_MARK = " *"
+
+
+def _missing_extra(verdict: Verdict) -> str:
+    """The extra whose exact search could change the after-optimize cell ('' none)."""
+    return verdict.optimized_missing_extra if verdict.has_number and not verdict.fits else ""
 
 
 def render_boards(
@@ -190,6 +205,10 @@ def render_boards(
                 lines.append(note)
     if not any(verdict.has_number for verdict in verdicts):
         lines.extend(steps_lines(first.steps))  # what to do first, whichever board
+    missing = next((_missing_extra(v) for v in shown if _missing_extra(v) and not linux), "")
+    if missing:
+        footnote = f"after optimize{EXTRA_MARK}: {missing_extra_text(missing)}"
+        lines.append(Text(footnote, style="dim"))
     if any(_placed_in(verdict) for verdict in shown):
         lines.append(
             Text(
@@ -307,6 +326,7 @@ def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> s
                     if search.after_optimize_options
                     else ""
                 )
+                + missing_extra_note(search.after_optimize_missing_extra)
                 + ")",
             )
         )

@@ -19,6 +19,7 @@ from typing import Any
 from arenalens.builds.build import Build, build_document, build_flags, overlap_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.placement import placement_document
+from arenalens.planning.problem import missing_extra_text
 from arenalens.records import record
 from arenalens.report.labels import (
     OVERLAP_PLAN_SUFFIX,
@@ -84,6 +85,9 @@ class PlanView:
     required_bytes: int | None = None
     # Where every byte of that number goes, when computed (`MemoryBudget.sections`).
     sections: tuple[ArenaSection, ...] = ()
+    # The install command of the extra whose exact search this plan went without, above its
+    # lower bound (`Plan.missing_extra`; '' none).
+    missing_extra: str = ""
 
 
 @record(slots=True)
@@ -374,6 +378,10 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
         "optimized_bytes": verdict.optimized_bytes if verdict.has_number else None,
+        # How the views say the exact search could lower optimized_bytes or let a rewrite fit.
+        "optimized_missing_extra_text": missing_extra_text(verdict.optimized_missing_extra)
+        if verdict.has_number and verdict.optimized_missing_extra
+        else None,
         "best_case_bytes": None if fit is None or not verdict.has_number else fit.best_case_bytes,
         "target": None if target is None else target.name,
         "source": "" if target is None else target.source,
@@ -465,7 +473,7 @@ def _plan_json(
     report: MemoryReport, arena: ArenaReport, view: PlanView, sectioned: bool
 ) -> dict[str, Any]:
     declare_bytes = report.required_with_view(arena, view)
-    return {
+    document: dict[str, Any] = {
         "planner": view.planner,
         "arena_size": view.arena_size,
         "is_runtime": view.is_runtime,
@@ -483,6 +491,9 @@ def _plan_json(
             else optimize_command(report.model_argument, view.planner, plan_options(report, view))
         ),
     }
+    if view.missing_extra:  # how the views say the plan went without the exact search
+        document["missing_extra_text"] = missing_extra_text(view.missing_extra)
+    return document
 
 
 def plan_options(report: MemoryReport, view: PlanView) -> str:

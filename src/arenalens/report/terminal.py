@@ -18,6 +18,7 @@ from rich.text import Text
 from arenalens.builds.build import build_flags
 from arenalens.names import short_name
 from arenalens.next_steps import Step, optimized_file
+from arenalens.planning.problem import missing_extra_note
 from arenalens.report.console import Line, render_text
 from arenalens.report.data import ArenaReport, FindingRow, MemoryReport, PlanView
 from arenalens.report.heap_output import heap_table, heap_tables
@@ -243,6 +244,7 @@ def summary_panel(report: MemoryReport) -> Panel:
             f"  {format_bytes_exact(chosen.arena_size)} with ",
             (chosen.planner, "bold"),
             " (the runtime's planner)" if chosen.is_runtime else "",
+            missing_extra_note(chosen.missing_extra),
         ),
     )
     table.add_row(

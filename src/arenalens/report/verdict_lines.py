@@ -11,6 +11,7 @@ from arenalens.builds.build import REFERENCE
 from arenalens.builds.records import CORE_SPELLINGS, CORES
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.next_steps import Step
+from arenalens.planning.problem import missing_extra_note
 from arenalens.report.console import render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.report.npu_memory import npu_fit_lines, npu_memory_lines
@@ -291,7 +292,7 @@ def _numbers_table(verdict: Verdict) -> Grid:
                 format_bytes_short(rung.required_bytes),
                 f"optimize {' '.join(rung.options) or '(offline plan)'}".rstrip()
                 + tried
-                + rung.extra_note,
+                + missing_extra_note(verdict.optimized_missing_extra),
             )
         )
     headroom = verdict.headroom_bytes

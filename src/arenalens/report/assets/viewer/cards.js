@@ -111,9 +111,13 @@ export function cards() {
         placed && placed.banks.length === 1 ? "fits in " + placed.banks[0].bank : "fits";
       fit.value.textContent = npuShort ? "does not fit" : margin >= 0 ? fitsWord : "over by " + formatBytes(-margin);
       let after = "";
+      const missingExtra = verdict && verdict.optimized_missing_extra_text;
       if (margin < 0 && runtimePlan && asked && verdict && verdict.fits_after_optimize) {
         after = " \u00b7 fits after `arenalens optimize`" +
-          (verdict.optimized_bytes ? " (" + formatBytes(verdict.optimized_bytes) + ")" : "");
+          (verdict.optimized_bytes ? " (" + formatBytes(verdict.optimized_bytes) +
+            (missingExtra ? "; " + missingExtra : "") + ")" : "");
+      } else if (margin < 0 && runtimePlan && asked && missingExtra) {
+        after = " \u00b7 rewritten: " + missingExtra;
       }
       // Bank names come from the catalogue; textContent keeps any name as text all the same.
       const where = placed ? " \u00b7 " + placed.banks.map((buffer) =>
@@ -124,7 +128,8 @@ export function cards() {
     }
     arenaCard.value.textContent = formatBytes(view.arena_size);
     arenaCard.note.textContent = view.planner + (view.is_runtime ? " (the runtime's planner)" : "") +
-      " \u00b7 '" + arena.name + "' \u00b7 " + numberText(view.arena_size) + " B";
+      " \u00b7 '" + arena.name + "' \u00b7 " + numberText(view.arena_size) + " B" +
+      (view.missing_extra_text ? "; " + view.missing_extra_text : "");
     bound.value.textContent = formatBytes(lower);
     const overlapBound = arena.overlap_lower_bound;
     if (overlapBound === null) {

@@ -144,6 +144,7 @@
  * @property {boolean} fits
  * @property {boolean | null} fits_after_optimize
  * @property {number | null} optimized_bytes
+ * @property {string | null} optimized_missing_extra_text  how the exact search OR-Tools' extra adds could lower optimized_bytes or let a rewrite fit (null: none was missing)
  * @property {number | null} best_case_bytes
  * @property {string | null} target
  * @property {string} source
@@ -288,6 +289,7 @@
  * @property {Section[]} sections  where every byte of declare_bytes goes ([] when unknown)
  * @property {string} parts_text  what that number is made of ("" when it is the arena alone)
  * @property {string | null} optimize_command  what applies this plan (null: the runtime's own)
+ * @property {string} [missing_extra_text]  how the plan went without OR-Tools' exact search (absent: it did not)
  */
 
 /**
