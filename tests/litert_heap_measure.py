@@ -35,6 +35,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tests.litert_held15_cases import NAMES as HELD15_NAMES
+from tests.litert_held15_cases import held15_case
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
 DATA = REPO_ROOT / "tests/data/litert_heap.json"
@@ -272,6 +275,11 @@ HELD_OUT = (*HELD_OUT, *((f"callonce15_{seed}", "call_once15", seed) for seed in
 # Inits with poolings and a MEAN, one reading another's variable (call_once_case15b), drawn after
 # the inits' reshape counted max poolings' indirection (heap_xnnpack_reshape._indirection_blocks).
 HELD_OUT = (*HELD_OUT, *((f"callonce15b_{seed}", "call_once15b", seed) for seed in range(1, 17)))
+# Session 15 (litert-held15): a campaign over the whole heap, families the caches held few of
+# (tests/litert_held15_cases.py: transformer blocks, GRUs unrolled, fused LSTMs, depthwise-heavy
+# CNNs at odd sizes, int16 activations, int4 and blockwise weights, dynamic-range weights,
+# slices / gathers / concatenations, several signatures), measured on the AMD EPYC.
+HELD_OUT = (*HELD_OUT, *((name, f"held15:{family}", n) for name, family, n in HELD15_NAMES))
 
 
 def kernel_case(name: str) -> bytes:
@@ -302,6 +310,8 @@ def kernel_case(name: str) -> bytes:
 
 def held_out_model(family: str, seed: int, name: str = "") -> bytes:
     """A held-out model's bytes, the same for the same family and seed (and case name)."""
+    if family.startswith("held15:"):
+        return held15_case(family.removeprefix("held15:"), seed)
     if family == "graph":
         from tests.litert_random_graphs import random_graph
 
