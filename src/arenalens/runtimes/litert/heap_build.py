@@ -292,12 +292,15 @@ def held_dims(model: Model) -> int:
     """The old dims arrays every kernel's Init still holds: the delegate is applied to every
     subgraph (ApplyLazyDelegateProviders) before the primary subgraph's AllocateTensors
     prepares anything, so at each build moment no subgraph's dims are replaced yet. Prepare
-    replaces each subgraph's outputs (`replaced_dims`) and, in an IF's or WHILE's Prepare
-    (*if.cc*, *while.cc*: CopyTensorsShapeAndType → Subgraph::ResizeInputTensor), each input
-    of its children but those RemoveUnusedInputs drops (a WHILE condition's and a branch's
-    inputs nothing reads): a child's dims array replaced once, however many nodes call it."""
+    replaces each prepared subgraph's outputs (`replaced_dims`) and, in an IF's or WHILE's
+    Prepare (*if.cc*, *while.cc*: CopyTensorsShapeAndType → Subgraph::ResizeInputTensor), each
+    input of its children but those RemoveUnusedInputs drops (a WHILE condition's and a
+    branch's inputs nothing reads): a child's dims array replaced once, however many nodes call
+    it. Only the subgraphs allocate_tensors() prepares count (`prepared_subgraphs`): a
+    signature's own subgraph or a CALL_ONCE init keeps its dims until it runs."""
     replaced: set[tuple[int, int]] = set()
-    for graph in model.subgraphs:
+    for index in prepared_subgraphs(model):
+        graph = model.subgraphs[index]
         split = partition(graph, model)
         subsets = node_subsets(graph, split.delegated)
         replaced.update((graph.index, t) for t in replaced_dims(graph, subsets))
@@ -316,6 +319,28 @@ def held_dims(model: Model) -> int:
         for index, tensor in replaced
         if 0 <= tensor < len(model.subgraphs[index].tensors)
     )
+
+
+def prepared_subgraphs(model: Model) -> list[int]:
+    """The subgraphs allocate_tensors() prepares, in the order it reaches them: the primary
+    one (interpreter.cc AllocateTensors: `primary_subgraph().AllocateTensors()`), then the
+    children of each IF and WHILE a prepared subgraph's Prepare reaches (if.cc and while.cc
+    Prepare call the branches', condition's and body's AllocateTensors). A CALL_ONCE's init
+    (call_once.cc Prepare checks it only, Eval invokes it) and a signature's own subgraph are
+    not prepared."""
+    if not model.subgraphs:
+        return []
+    order = [0]
+    for index in order:
+        graph = model.subgraphs[index]
+        subsets = node_subsets(graph, partition(graph, model).delegated)
+        for operator in prepared_operators(graph, subsets):
+            if operator.opcode not in ("IF", "WHILE"):
+                continue
+            for child in operator.called_subgraphs:
+                if 0 <= child < len(model.subgraphs) and child not in order:
+                    order.append(child)
+    return order
 
 
 def _packed(
