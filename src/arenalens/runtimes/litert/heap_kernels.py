@@ -293,6 +293,11 @@ def prepare_requests(subgraph: Subgraph, operator: Operator) -> tuple[int, ...]:
         return (OP_DATA_4BIT_BYTES,)
     if opcode == "SOFTMAX" and data in ("INT8", "UINT8"):
         return (1024,)
+    if opcode == "SOFTMAX" and data == "INT16":
+        # activations.cc SoftmaxPrepare: an int16 input keeps two 513-entry int16 lookup
+        # tables (exp_lut, one_over_one_plus_x_lut: kInt16LUTArraySize), held out on
+        # held15_int16_1/_3/_5 (1.7-1.9 KB under without them).
+        return (2 * 513, 2 * 513)
     if opcode in ("RSQRT", "LOG") and _tensor(subgraph, operator.inputs, 0) is not None:
         # elementwise.cc Prepare: a quantized int16 RSQRT or LOG keeps a 513-entry int16
         # lookup table, an int8 LOG a 256-entry one (LUTSize; upstream
