@@ -67,6 +67,12 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         "WHILE": 8,
         # TfLiteCallOnceParams: the init subgraph's index (ParseCallOnce, traced).
         "CALL_ONCE": 4,
+        # flatbuffer_conversions.cc ParseUnpack (TfLiteUnpackParams: num, axis), ParseSplitV
+        # (TfLiteSplitVParams: num_splits), GELU's TfLiteGeluParams (approximate); held-out
+        # held15_gru_*, held15_slices_*, held15_transformer_4.
+        "UNPACK": 8,
+        "SPLIT_V": 4,
+        "GELU": 1,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -85,6 +91,7 @@ NO_PARSE = frozenset(
         # params struct for these (their schema options are empty or absent).
         "ATAN2", "ROUND", "SIGN", "SLICE", "SCATTER_ND", "TOPK_V2", "RELU_0_TO_1", "LOG_SOFTMAX",
         "LOGICAL_OR", "GREATER", "LESS",
+        "GATHER_ND",  # ParseGatherNd keeps nothing
     }
 )  # fmt: skip
 # Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
@@ -150,6 +157,9 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         # call_once.cc Init: `new OpData` (the init subgraph's index); its Prepare's status
         # map entry is heap_call_once's.
         "CALL_ONCE": (4,),
+        # activations.cc Register_GELU: activations::Init, the OpData with its lookup table
+        # (as LOGISTIC's); GeluPrepare fills it, keeping nothing else.
+        "GELU": (1044,),
     }
 )
 # Operators seen allocating nothing in Init.
@@ -163,6 +173,8 @@ NO_INIT = frozenset(
         "ATAN2", "ROUND", "SIGN", "CEIL", "FLOOR", "SIN", "COS", "SLICE", "SCATTER_ND",
         "TOPK_V2", "L2_NORMALIZATION", "GREATER", "LESS",
         "SQUARE",  # elementwise.cc Register_SQUARE: init nullptr (held-out xnn9_square_*)
+        # unpack.cc, split_v.cc, gather_nd.cc: registered without an Init (session 15).
+        "UNPACK", "SPLIT_V", "GATHER_ND",
     }
 )  # fmt: skip
 # ADD_N's Prepare asks for the CPU back-end context (add_n.cc), so the first one creates it
