@@ -265,7 +265,12 @@ PEAK_ESTIMATES = {
         for seed in range(201, 217)
     },
 }
-_ALLOWANCES = ("heap placement allowance", "caller's blocks", "caller's transient blocks")
+_ALLOWANCES = (
+    "heap placement allowance",
+    "SIMD-aligned blocks' placement",
+    "caller's blocks",
+    "caller's transient blocks",
+)
 _SETUP_PARTS = ("interpreter structures", "arenas", "planner and kernel setup")
 
 

@@ -185,6 +185,9 @@ class DelegateObjects:
     operators: int  # XNNPACK operators (create and reshape)
     exact: bool  # False: an operator kind is counted with the upper bound
     blocks: int  # how many heap blocks (at most), for glibc's placement allowance
+    # How many of the operators' blocks are SIMD-aligned (posix_memalign(64)), each counted
+    # with the 32 B tail glibc keeps or gives back depending on where it lands (glibc.py).
+    aligned: int = 0
 
     @property
     def total(self) -> int:
@@ -669,7 +672,7 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
     view = delegated_view(model)
     if view is None:
         return None
-    kernels = runtimes = operators = 0
+    kernels = runtimes = operators = aligned = 0
     blocks = len(DELEGATE_REQUESTS) + CPUINFO_BLOCKS + 4
     exact = True
     for subgraph, delegated in zip(model.subgraphs, view.subgraphs, strict=True):
@@ -681,6 +684,7 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
             runtimes += runtime_bytes(subgraph, subset, model)
             made, known = operators_bytes(subgraph, subset, model)
             operators += made
+            aligned += aligned_blocks(subgraph, subset, model)
             exact = exact and known
             tensors = kernel_tensors(subgraph, subset)
             blocks += 12 + 2 * len(tensors) + 3 + 8 * len(subset.operators)
@@ -694,7 +698,42 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
         kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
     resources, names = variable_maps_bytes(model)
     kernels += resources + names
-    return DelegateObjects(delegate_bytes(model), kernels, runtimes, operators, exact, blocks)
+    return DelegateObjects(
+        delegate_bytes(model), kernels, runtimes, operators, exact, blocks, aligned
+    )
+
+
+def aligned_blocks(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """How many SIMD-aligned blocks (xnn_allocate_simd_memory: posix_memalign(64, n)) the
+    subset's created operators hold, of the kinds `_node_bytes` counts from `_KINDS` (each
+    operator object, its aligned state; an 8-bit lookup table): each counted at the chunk's
+    usable size and the 32 B tail _int_memalign keeps when the block lands where splitting it
+    would leave 32 B or less (glibc.aligned_usable). Other kinds count none here (their tails
+    stay in the part: never under)."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    read = {tensor for node in _nodes(subgraph, subset.operators, boundary, model)
+            for tensor in node.inputs} | boundary  # fmt: skip
+    count = 0
+    for node in _nodes(subgraph, subset.operators, boundary, model):
+        operator = subgraph.operators[node.operator]
+        microkernel = _microkernel(subgraph, operator) if node.kind == operator.opcode else None
+        if microkernel is not None:
+            count += 1 + len(_KINDS[microkernel][0])
+        elif node.kind == "TRANSPOSE_CONV" and deconvolution(subgraph, operator) is not None:
+            continue
+        elif node.kind == "lut":
+            count += 2 + len(_KINDS["unary"][0])
+        elif node.kind == "CONCATENATION":
+            count += max(len(node.inputs), 1) * (1 + len(_KINDS["copy"][0]))
+        elif node.kind == "SPLIT":
+            count += sum(1 for tensor in node.outputs if tensor in read) * (
+                1 + len(_KINDS["copy"][0])
+            )
+        else:
+            kind = _KIND_OF.get(node.kind, node.kind)
+            if kind in _KINDS:
+                count += 1 + len(_KINDS[kind][0]) + (1 if lookup_table(subgraph, node) else 0)
+    return count
 
 
 # The delegate's variable bookkeeping (xnnpack_delegate.cc): `local_id_to_resources_`, an

@@ -1,0 +1,167 @@
+"""Session 15's held-out campaign (`held15_*`, tests/litert_held15_cases.py) against the wheel:
+
+    python -m tests.litert_held15              # the per-family table (docs/litert-heap.md)
+    python -m tests.litert_held15 --threads    # measure 4 threads into litert_heap_held15_threads.json
+
+The 1-thread figures are tests/data/litert_heap_avx2.json's (`python -m tests.litert_heap_measure
+--cache tests/data/litert_heap_avx2.json --only held15_` remakes them on the AMD EPYC); the
+4-thread ones this module's `--threads` (tests/litert_heap_threads.py's driver, both resolvers).
+Per family and moment (after setup, after the first invoke, peak; builtin and XNNPACK): how many
+figures are exact (within 1% and never under, but for the allowances), labelled bounds (a part
+not replayed: never under, may be more than 1% over), under; and whether every arena offset is
+the wheel's (tests/litert_random_graphs.disagreements_of)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.litert_heap_measure import REPO_ROOT, cache_document, tracer
+from tests.litert_held15_cases import FAMILIES, NAMES, held15_case
+
+AVX2 = REPO_ROOT / "tests/data/litert_heap_avx2.json"
+THREADS_DATA = REPO_ROOT / "tests/data/litert_heap_held15_threads.json"
+THREADS_COMMAND = "python -m tests.litert_held15 --threads"
+THREADS = 4
+MODES = {"builtin": "none", "xnnpack": "xnnpack"}
+MOMENTS = (("after_allocate", "after_setup", ("setup",)),
+           ("after_invoke", "after_first_invoke", ("setup", "first_invoke")),
+           ("peak", "peak", ("setup", "first_invoke", "transient")))  # fmt: skip
+
+
+def verdicts(path: Path, measured: dict[str, Any], threads: int = 1) -> dict[str, list[str]]:
+    """A model and its measured figures → per resolver, per moment: 'exact', 'bound' (labelled,
+    never under), 'over' (exact parts, more than 1% over), 'under', 'error' (the wheel's) or
+    'unsized' (arenalens gives no figure)."""
+    from arenalens.pipeline import analyze
+    from arenalens.runtimes.litert.heap import interpreter_heap
+    from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
+
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    found: dict[str, list[str]] = {}
+    for mode, delegate in MODES.items():
+        real = measured[mode]
+        if "error" in real:
+            found[mode] = ["error"] * 3
+            continue
+        try:
+            heap = interpreter_heap(
+                analysis.model, sizes, delegate=delegate, threads=threads, isa=X86_64_V3_ZEN
+            )
+        except ValueError:
+            found[mode] = ["unsized"] * 3
+            continue
+        row = []
+        for key, attribute, phases in MOMENTS:
+            figure, wheel = getattr(heap, attribute), real[key]
+            parts = [part for part in heap.parts if part.phase in phases]
+            allowances = sum(part.nbytes for part in parts if part.allowance)
+            exact = all(part.exact for part in parts if not part.allowance)
+            if figure < wheel:
+                row.append(f"under {figure - wheel}")
+            elif figure <= wheel * 1.01 + allowances:
+                row.append("exact" if exact else "bound")
+            else:
+                row.append("over" if exact else "bound")
+        found[mode] = row
+    return found
+
+
+def offsets_agree(path: Path) -> bool | None:
+    """Whether every arena offset is the wheel's (None: the wheel refuses the model)."""
+    from tests.litert_random_graphs import disagreements_of
+
+    rows = disagreements_of(path)
+    return None if rows is None else not rows
+
+
+def table(folder: Path) -> list[str]:
+    """The campaign's per-family lines, from the cached 1-thread measurements."""
+    from arenalens.runtimes.litert import eigen_blocking
+
+    epyc = eigen_blocking.ZEN_EPYC
+    import os
+
+    os.environ[eigen_blocking.CACHES_VARIABLE] = f"{epyc.l1},{epyc.l2},{epyc.l3}"
+    cache = json.loads(AVX2.read_text())["models"]
+    threads = json.loads(THREADS_DATA.read_text())["models"] if THREADS_DATA.is_file() else {}
+    lines = []
+    for family in FAMILIES:
+        counts: dict[str, int] = {}
+        offsets = [0, 0]
+        ratios: list[float] = []
+        for name, fam, n in NAMES:
+            if fam != family or f"{name}.tflite" not in cache:
+                continue
+            path = folder / f"{name}.tflite"
+            path.write_bytes(held15_case(family, n))
+            measured = cache[f"{name}.tflite"]
+            for mode, row in verdicts(path, measured).items():
+                for verdict in row:
+                    counts[verdict.split()[0]] = counts.get(verdict.split()[0], 0) + 1
+                if "error" not in measured[mode] and row[0] not in ("unsized", "error"):
+                    ratios += _ratios(path, measured[mode], MODES[mode])
+            if f"{name}.tflite" in threads:
+                for mode, row in verdicts(path, threads[f"{name}.tflite"], THREADS).items():
+                    for verdict in row:
+                        key = "4 threads " + verdict.split()[0]
+                        counts[key] = counts.get(key, 0) + 1
+            agree = offsets_agree(path)
+            offsets[0 if agree else 1] += agree is not None
+        spread = f"{min(ratios):.4f}-{max(ratios):.4f}x" if ratios else "-"
+        lines.append(
+            f"{family}: {dict(sorted(counts.items()))}; ratios {spread}; "
+            f"arena offsets exact on {offsets[0]} of {sum(offsets)}"
+        )
+    return lines
+
+
+def _ratios(path: Path, real: dict[str, int], delegate: str) -> list[float]:
+    from arenalens.pipeline import analyze
+    from arenalens.runtimes.litert.heap import interpreter_heap
+    from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
+
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    heap = interpreter_heap(analysis.model, sizes, delegate=delegate, isa=X86_64_V3_ZEN)
+    return [getattr(heap, attribute) / real[key] for key, attribute, _ in MOMENTS]
+
+
+def measure_threads() -> None:
+    """Every held15 model under both resolvers at THREADS threads → THREADS_DATA."""
+    from tests.litert_heap_threads import measure
+
+    document = cache_document(THREADS_DATA, THREADS_COMMAND)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        library = tracer(folder)
+        for name, family, n in NAMES:
+            path = folder / f"{name}.tflite"
+            path.write_bytes(held15_case(family, n))
+            entry = {mode: measure(library, path, mode, THREADS) for mode in MODES}
+            document["models"][path.name] = entry
+            print(path.name, json.dumps(entry), flush=True)
+    document["models"] = dict(sorted(document["models"].items()))
+    THREADS_DATA.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", action="store_true", help="measure at 4 threads")
+    arguments = parser.parse_args(argv)
+    if arguments.threads:
+        measure_threads()
+        return 0
+    with tempfile.TemporaryDirectory() as scratch:
+        for line in table(Path(scratch)):
+            print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
