@@ -65,6 +65,19 @@ TRACED = {
     "ifstate14_3": 31056,
     "ifstate14_4": 31328,
     "ifstate14_8": 31056,
+    # Session 15: over by the dims of subgraphs allocate_tensors() never prepares (a signature's
+    # own: 24-120 B) or by a partition that did not chain the WHILE (cfvar11_6/_11: 24 B), and
+    # under by the empty temporaries arrays Prepare replaces (zen10_graph_881: 48 B) before.
+    "xnn10_signatures_1": 31984,
+    "xnn10_signatures_2": 30912,
+    "xnn10_signatures_6": 31184,
+    "xnn10_signatures_7": 31184,
+    "xnn10_signatures_13": 31432,
+    "xnn10_signatures_19": 33400,
+    "xnn10_signatures_20": 31720,
+    "cfvar11_6": 32040,
+    "cfvar11_11": 31224,
+    "zen10_graph_881": 33560,
 }
 DRAWN14 = sorted(name for name in FAMILIES if name.startswith(("cf14_", "turns14_", "ifstate14_")))
 PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
@@ -111,7 +124,40 @@ def test_the_partition_vector_grows_one_subset_past_what_it_keeps(tmp_path: Path
     assert len(subsets) == 4 and len(split.delegated) == 4
     vectors = 3 * 24 + 3 * 24 + 2 * 24 + 3 * 24  # each subset's nodes, inputs, outputs
     expected = 2 * usable(28) + usable(8 * 80) + vectors + heap_build.CALL_BYTES
-    assert heap_build.partition_bytes(graph, subsets, 4) == expected
+    assert heap_build.partition_bytes(graph, subsets) == expected
+
+
+def test_only_the_subgraphs_allocate_tensors_prepares_replace_dims(tmp_path: Path) -> None:
+    """interpreter.cc AllocateTensors prepares the primary subgraph, and if.cc / while.cc
+    Prepare their children: a signature's own subgraph keeps its dims arrays until it runs
+    (xnn10_signatures_1: one old dims array freed by allocate_tensors(), traced; 72 B were
+    counted for its three subgraphs)."""
+    model = xnnpack_custom.as_xnnpack_builtins(_model("xnn10_signatures_1", tmp_path).model)
+    assert len(model.subgraphs) == 3 and heap_build.prepared_subgraphs(model) == [0]
+    assert heap_build.held_dims(model) == usable(8)
+    control_flow = xnnpack_custom.as_xnnpack_builtins(_model("cfvar11_6", tmp_path).model)
+    assert heap_build.prepared_subgraphs(control_flow) == [0, 1, 2, 3, 4]
+
+
+def test_the_partition_chains_control_flow_as_a_side_effect(tmp_path: Path) -> None:
+    """Subgraph::OpMightHaveSideEffect: a resource input or output, or an IF, WHILE or
+    CALL_ONCE; graph_info.cc chains those nodes in plan order. cfvar11_6's primary subgraph
+    (VAR_HANDLE, ASSIGN_VARIABLE, WHILE, VAR_HANDLE, READ_VARIABLE, ADD): the read waits for
+    the WHILE, so the delegate's kernels are (0, 1) and (3, 4, 5), not (0, 1, 3, 4) and (5)
+    (traced: the read's dims are not a kernel output's, never resized)."""
+    model = xnnpack_custom.as_xnnpack_builtins(_model("cfvar11_6", tmp_path).model)
+    graph = model.subgraphs[0]
+    subsets = heap_build.node_subsets(graph, heap_build.partition(graph, model).delegated)
+    assert [(s.operators, s.delegated) for s in subsets] == [
+        ((0, 1), True), ((2,), False), ((3, 4, 5), True)
+    ]
+
+
+def test_prepare_replaces_empty_temporaries_arrays(tmp_path: Path) -> None:
+    """zen10_graph_881: its RFFT2D's and REDUCE_PROD's Prepare free the empty temporaries
+    array AddNodeWithParameters made (two 4 B requests freed by allocate_tensors(), traced)."""
+    model = xnnpack_custom.as_xnnpack_builtins(_model("zen10_graph_881", tmp_path).model)
+    assert heap_build.replaced_temporaries(model) == 2 * usable(4)
 
 
 def test_a_set_built_from_a_range_is_sized_at_once() -> None:

@@ -60,6 +60,7 @@ from arenalens.runtimes.litert import (
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.libstdcxx import sized_bucket_count
+from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.xnnpack_packing import HOST_TILES, XnnpackTiles
 from arenalens.runtimes.litert.xnnpack_workspace import (
     BINARY_NODES,
@@ -178,15 +179,14 @@ def init_temporaries(subgraph: Subgraph, subset: NodeSubset) -> int:
     )
 
 
-def partition_bytes(subgraph: Subgraph, subsets: list[NodeSubset], delegated: int) -> int:
+def partition_bytes(subgraph: Subgraph, subsets: list[NodeSubset]) -> int:
     """DelegatePrepare's arrays of the nodes it takes (two, each made for the whole execution
     plan: xnnpack_delegate.cc PrepareOpsToDelegate's `TfLiteIntArrayCreate(execution_plan->
-    size)`, a 6-node plan's 28 B request in the trace of var10_341 whatever `delegated` is),
+    size)`, a 6-node plan's 28 B request in the trace of var10_341, however many it takes),
     the partition's subsets and each subset's node, input and output vectors (grown by
     push_back). The subsets' vector grows by one emplace_back more than it keeps (graph_info.cc
     Partition: BuildNodeSubset until the last one is empty, then pop_back), so its capacity
     is the power of two from len(subsets) + 1: 2 for one subset (160 B, cf11_3), 8 for four."""
-    del delegated  # the arrays are the plan's size, not the taken nodes'
     capacity = 1
     while capacity < len(subsets) + 1:
         capacity *= 2
@@ -319,6 +319,25 @@ def held_dims(model: Model) -> int:
         for index, tensor in replaced
         if 0 <= tensor < len(model.subgraphs[index].tensors)
     )
+
+
+def replaced_temporaries(model: Model) -> int:
+    """The empty temporaries arrays AddNodeWithParameters made (`TfLiteIntArrayCreate(0)`)
+    that the builtin kernels allocate_tensors() prepares replace (a kernel that takes
+    temporaries frees the node's array and makes its own: reduce.cc, rfft2d.cc, conv.cc ...):
+    held at every build moment, freed before allocate_tensors() returns (two 24 B blocks in
+    zen10_graph_881's trace, its RFFT2D's and REDUCE_PROD's). The replica's nodes with
+    temporaries (prepare_model), of the operators `prepared_operators` gives."""
+    replica = prepare_model(model)
+    count = 0
+    for index in prepared_subgraphs(model):
+        graph = model.subgraphs[index]
+        subsets = node_subsets(graph, partition(graph, model).delegated)
+        prepared = {operator.index for operator in prepared_operators(graph, subsets)}
+        count += sum(
+            1 for node in replica[index].nodes if node.temporaries and node.operator in prepared
+        )
+    return count * glibc.usable(4)
 
 
 def prepared_subgraphs(model: Model) -> list[int]:
@@ -642,11 +661,12 @@ def delegate_kernels(model: Model) -> list[tuple[Subgraph, NodeSubset, int]]:
     kernels: list[tuple[Subgraph, NodeSubset, int]] = []
     settled = sum(xnnpack_objects.variable_maps_bytes(model))
     dims = held_dims(model)
+    temporaries = replaced_temporaries(model)
     for graph in model.subgraphs:
         split = partition(graph, model)
         subsets = node_subsets(graph, split.delegated)
-        partitioned = partition_bytes(graph, subsets, len(split.delegated))
-        partitioned += dims + DELEGATE_CREATORS_BYTES
+        partitioned = partition_bytes(graph, subsets)
+        partitioned += dims + temporaries + DELEGATE_CREATORS_BYTES
         # The delegate's variable maps as they stand while this subgraph's kernels are built
         # (its resources, the names so far), where setup's figure holds the last subgraph's.
         partitioned += sum(xnnpack_objects.variable_maps_bytes(model, graph.index)) - settled
@@ -670,7 +690,9 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     fingerprint's blocks."""
     kernels = delegate_kernels(model)
     reshaped = sum(xnnpack_objects.reshape_bytes(*kernel[:2], model) for kernel in kernels)
-    before = after_setup - late - reshaped
+    # The empty temporaries arrays Prepare replaces are held until then: in the transient
+    # (delegate_kernels' shared bytes), not in what setup keeps.
+    before = after_setup - late - reshaped - replaced_temporaries(model)
     inits = [kernel_init_bytes(graph, subset, model, isa) for graph, subset, _ in kernels]
     largest = 0
     fingerprinted: set[tuple[object, ...]] = set()
