@@ -106,6 +106,7 @@ DWCONV_CONTEXT_BYTES = 336  # struct dwconv_op_context (SIMD-aligned)
 REDUCE_CONTEXT_BYTES = 272  # struct reduce_context (SIMD-aligned)
 LUT_BYTES = 256  # an 8-bit unary operator's lookup table (SIMD-aligned)
 QD8_RESHAPE_BYTES = 8  # a dynamically quantized convolution's reshape keeps 8 B
+PAD_CONTEXT_BYTES = 232  # struct pad_context (SIMD-aligned): constant-pad-nd.c
 
 # (aligned requests, malloc requests) per operator kind, after the operator object.
 _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
@@ -121,6 +122,9 @@ _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "pooling": ((), (COMPUTE_BYTES, CONVOLUTION_OPERATOR_BYTES)),
     "reduce": ((REDUCE_CONTEXT_BYTES,), (COMPUTE_BYTES, EXTRA_PARAMS_BYTES)),
     "slice": ((), (COMPUTE_BYTES,)),
+    # create_constant_pad_nd: its compute invocation and its pad_context (session 15: traced
+    # on held15_slices_2, a PAD no convolution folds: 520 + 88 + 232 B).
+    "pad": ((PAD_CONTEXT_BYTES,), (COMPUTE_BYTES,)),
     # create_batch_matrix_multiply_nc: 3 compute invocations, gemm_types, gemm_op_context.
     "BATCH_MATMUL": ((288, 688), (3 * COMPUTE_BYTES,)),
     # create_dynamic_fully_connected_nc (an attention's, run-time weights): as a batch
@@ -140,6 +144,7 @@ _KIND_OF = {
     "REDUCE_MIN": "reduce",
     "SLICE": "slice",
     "STRIDED_SLICE": "slice",
+    "PAD": "pad",
     "TRANSPOSE": "slice",
     "convert": "unary",  # create_convert_nc_qx8: a hybrid convolution's input quantizer
     "lut": "unary",  # a chain of 8-bit unary nodes fused into one table (_node_bytes)
