@@ -1,7 +1,7 @@
 """Session 15's held-out campaign (`held15_*`, tests/litert_held15_cases.py) against the wheel:
 
     python -m tests.litert_held15              # the per-family table (docs/litert-heap.md)
-    python -m tests.litert_held15 --threads    # measure 4 threads into litert_heap_held15_threads.json
+    python -m tests.litert_held15 --threads    # 4 threads: litert_heap_held15_threads.json
 
 The 1-thread figures are tests/data/litert_heap_avx2.json's (`python -m tests.litert_heap_measure
 --cache tests/data/litert_heap_avx2.json --only held15_` remakes them on the AMD EPYC); the
@@ -81,20 +81,28 @@ def offsets_agree(path: Path) -> bool | None:
 
 
 def table(folder: Path) -> list[str]:
-    """The campaign's per-family lines, from the cached 1-thread measurements."""
+    """The campaign's table (markdown rows, one per family), from the cached measurements:
+    per resolver the count of exact / labelled-bound / under figures over the three moments
+    and six models, arenalens ÷ the wheel's range, 4 threads' under count (of the figures
+    arenalens gives), and the models whose every arena offset is the wheel's."""
+    import os
+
     from arenalens.runtimes.litert import eigen_blocking
 
     epyc = eigen_blocking.ZEN_EPYC
-    import os
-
     os.environ[eigen_blocking.CACHES_VARIABLE] = f"{epyc.l1},{epyc.l2},{epyc.l3}"
     cache = json.loads(AVX2.read_text())["models"]
     threads = json.loads(THREADS_DATA.read_text())["models"] if THREADS_DATA.is_file() else {}
-    lines = []
+    lines = [
+        "| family | builtin exact / bound / under | builtin ÷ wheel | XNNPACK exact / bound / "
+        "under | XNNPACK ÷ wheel | 4 threads under (of sized) | arena offsets exact |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for family in FAMILIES:
-        counts: dict[str, int] = {}
+        counts = {mode: {"exact": 0, "bound": 0, "under": 0} for mode in MODES}
+        ratios: dict[str, list[float]] = {mode: [] for mode in MODES}
+        threaded = [0, 0]
         offsets = [0, 0]
-        ratios: list[float] = []
         for name, fam, n in NAMES:
             if fam != family or f"{name}.tflite" not in cache:
                 continue
@@ -103,21 +111,26 @@ def table(folder: Path) -> list[str]:
             measured = cache[f"{name}.tflite"]
             for mode, row in verdicts(path, measured).items():
                 for verdict in row:
-                    counts[verdict.split()[0]] = counts.get(verdict.split()[0], 0) + 1
-                if "error" not in measured[mode] and row[0] not in ("unsized", "error"):
-                    ratios += _ratios(path, measured[mode], MODES[mode])
+                    key = {"over": "bound"}.get(verdict.split()[0], verdict.split()[0])
+                    counts[mode][key] = counts[mode].get(key, 0) + 1
+                if row[0] not in ("unsized", "error"):
+                    ratios[mode] += _ratios(path, measured[mode], MODES[mode])
             if f"{name}.tflite" in threads:
-                for mode, row in verdicts(path, threads[f"{name}.tflite"], THREADS).items():
-                    for verdict in row:
-                        key = "4 threads " + verdict.split()[0]
-                        counts[key] = counts.get(key, 0) + 1
+                for row in verdicts(path, threads[f"{name}.tflite"], THREADS).values():
+                    sized = [v for v in row if v not in ("unsized", "error")]
+                    threaded[0] += sum(v.startswith("under") for v in sized)
+                    threaded[1] += len(sized)
             agree = offsets_agree(path)
             offsets[0 if agree else 1] += agree is not None
-        spread = f"{min(ratios):.4f}-{max(ratios):.4f}x" if ratios else "-"
-        lines.append(
-            f"{family}: {dict(sorted(counts.items()))}; ratios {spread}; "
-            f"arena offsets exact on {offsets[0]} of {sum(offsets)}"
-        )
+        cells = [family]
+        for mode in MODES:
+            tally = counts[mode]
+            cells.append(f"{tally['exact']} / {tally['bound']} / {tally['under']}")
+            found = ratios[mode]
+            cells.append(f"{min(found):.4f}-{max(found):.4f}" if found else "-")
+        cells.append(f"{threaded[0]} of {threaded[1]}")
+        cells.append(f"{offsets[0]} of {sum(offsets)}")
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

@@ -31,8 +31,16 @@ from arenalens.tflite.builder import (
 )
 
 FAMILIES = (
-    "transformer", "gru", "lstm", "depthwise", "int16", "int4", "hybrid", "slices", "signatures",
-)  # fmt: skip
+    "transformer",
+    "gru",
+    "lstm",
+    "depthwise",
+    "int16",
+    "int4",
+    "hybrid",
+    "slices",
+    "signatures",
+)
 PER_FAMILY = 6
 SEED_BASE = 15_000
 
@@ -51,9 +59,7 @@ class _Draw:
         return self.np.integers(-127, 128, size=shape).astype(np.int8)
 
 
-def _fc(
-    d: _Draw, g: SubgraphBuilder, x: int, units: int, name: str, **options: object
-) -> int:
+def _fc(d: _Draw, g: SubgraphBuilder, x: int, units: int, name: str, **options: object) -> int:
     shape = g.shape(x)
     w = g.add_constant("w" + name, d.floats(units, shape[-1]))
     b = g.add_constant("b" + name, d.floats(units)) if d.rng.random() < 0.7 else -1
@@ -152,18 +158,29 @@ def gru(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     for t, frame in enumerate(frames):
         gates = []
         for gate in ("z", "r"):
-            both = _binary(g, "ADD", _fc(d, g, frame, units, f"{gate}x{t}"),
-                           _fc(d, g, h, units, f"{gate}h{t}"), f"{gate}{t}")  # fmt: skip
+            both = _binary(
+                g,
+                "ADD",
+                _fc(d, g, frame, units, f"{gate}x{t}"),
+                _fc(d, g, h, units, f"{gate}h{t}"),
+                f"{gate}{t}",
+            )
             gates.append(_unary(g, "LOGISTIC", both, f"{gate}s{t}"))
         z, r = gates
         reset = _binary(g, "MUL", r, h, f"rh{t}")
-        candidate = _binary(g, "ADD", _fc(d, g, frame, units, f"nx{t}"),
-                            _fc(d, g, reset, units, f"nh{t}"), f"n{t}")  # fmt: skip
+        candidate = _binary(
+            g, "ADD", _fc(d, g, frame, units, f"nx{t}"), _fc(d, g, reset, units, f"nh{t}"), f"n{t}"
+        )
         n = _unary(g, "TANH", candidate, f"nt{t}")
         keep = g.add_tensor(f"k{t}", [batch, units])
         g.add_operator("SUB", [one, z], [keep])
-        h = _binary(g, "ADD", _binary(g, "MUL", keep, n, f"kn{t}"),
-                    _binary(g, "MUL", z, h, f"zh{t}"), f"h{t + 1}")  # fmt: skip
+        h = _binary(
+            g,
+            "ADD",
+            _binary(g, "MUL", keep, n, f"kn{t}"),
+            _binary(g, "MUL", z, h, f"zh{t}"),
+            f"h{t + 1}",
+        )
         states.append(h)
     if d.rng.random() < 0.5:
         packed = g.add_tensor("states", [batch, steps, units])
@@ -180,22 +197,27 @@ def lstm(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
 
     def weights(rows: int, columns: int) -> int:
         if hybrid:
-            return g.add_constant("w", d.int8(rows, columns), "INT8",
-                                  quantization=quantization(0.02))  # fmt: skip
+            return g.add_constant(
+                "w", d.int8(rows, columns), "INT8", quantization=quantization(0.02)
+            )
         return g.add_constant("w", d.floats(rows, columns))
 
     tensors = [x]
     tensors += [-1 if cifg and gate == 0 else weights(cell, width) for gate in range(4)]
     tensors += [-1 if cifg and gate == 0 else weights(cell, cell) for gate in range(4)]
     tensors += [-1, -1, -1]
-    tensors += [-1 if cifg and gate == 0 else g.add_constant("b", d.floats(cell))
-                for gate in range(4)]  # fmt: skip
+    tensors += [
+        -1 if cifg and gate == 0 else g.add_constant("b", d.floats(cell)) for gate in range(4)
+    ]
     tensors += [-1, -1]
     tensors.append(g.add_tensor("output_state", [batch, cell], is_variable=True))
     tensors.append(g.add_tensor("cell_state", [batch, cell], is_variable=True))
     y = g.add_tensor("y", [batch, steps, cell])
-    options = {"fused_activation_function": "TANH", "time_major": False,
-               "asymmetric_quantize_inputs": d.rng.random() < 0.5}  # fmt: skip
+    options = {
+        "fused_activation_function": "TANH",
+        "time_major": False,
+        "asymmetric_quantize_inputs": d.rng.random() < 0.5,
+    }
     g.add_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", tensors, [y], options=options)
     if d.rng.random() < 0.5:
         y = _fc(d, g, y, d.rng.choice((3, 10)), "head")
@@ -203,22 +225,38 @@ def lstm(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
 
 
 def _quantized_conv(
-    d: _Draw, g: SubgraphBuilder, x: int, opcode: str, channels: int, kernel: int, stride: int,
-    name: str, *, int16: bool = False, multiplier: int = 1,
-) -> int:  # fmt: skip
-    """An int8 (or 16x8) convolution: per-channel int8 filter, int32 (int64) bias."""
+    d: _Draw,
+    g: SubgraphBuilder,
+    x: int,
+    opcode: str,
+    geometry: tuple[int, int, int],
+    *,
+    name: str,
+    int16: bool = False,
+    multiplier: int = 1,
+) -> int:
+    """An int8 (or 16x8) convolution of (channels, kernel, stride): per-channel int8 filter,
+    int32 (int64) bias."""
+    channels, kernel, stride = geometry
     shape = g.shape(x)
     padding = d.rng.choice(("SAME", "VALID")) if min(shape[1:3]) > kernel else "SAME"
     depthwise = opcode == "DEPTHWISE_CONV_2D"
     outs = shape[3] * multiplier if depthwise else channels
     filter_shape = (1, kernel, kernel, outs) if depthwise else (outs, kernel, kernel, shape[3])
     scales = d.np.uniform(0.005, 0.02, outs)
-    w = g.add_constant("w" + name, d.int8(*filter_shape), "INT8",
-                       quantization=quantization(scales, 0, axis=3 if depthwise else 0))  # fmt: skip
+    w = g.add_constant(
+        "w" + name,
+        d.int8(*filter_shape),
+        "INT8",
+        quantization=quantization(scales, 0, axis=3 if depthwise else 0),
+    )
     in_scale = 0.05 if not int16 else 0.001
     bias_type = np.int64 if int16 else np.int32
-    bias = g.add_constant("b" + name, d.np.integers(-200, 200, outs).astype(bias_type),
-                          quantization=quantization(scales * in_scale, 0))  # fmt: skip
+    bias = g.add_constant(
+        "b" + name,
+        d.np.integers(-200, 200, outs).astype(bias_type),
+        quantization=quantization(scales * in_scale, 0),
+    )
 
     def size(n: int) -> int:
         return -(-n // stride) if padding == "SAME" else (n - kernel) // stride + 1
@@ -226,8 +264,12 @@ def _quantized_conv(
     dtype = "INT16" if int16 else "INT8"
     spec = quantization(0.001 if int16 else 0.05, 0 if int16 else -3)
     out = g.add_tensor(name, [1, size(shape[1]), size(shape[2]), outs], dtype, quantization=spec)
-    options: dict[str, object] = {"padding": padding, "stride_w": stride, "stride_h": stride,
-                                  "fused_activation_function": d.rng.choice(["NONE", "RELU6"])}  # fmt: skip
+    options: dict[str, object] = {
+        "padding": padding,
+        "stride_w": stride,
+        "stride_h": stride,
+        "fused_activation_function": d.rng.choice(["NONE", "RELU6"]),
+    }
     if depthwise:
         options["depth_multiplier"] = multiplier
     g.add_operator(opcode, [x, w, bias], [out], options=options)
@@ -239,42 +281,75 @@ def depthwise(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     channels = d.rng.choice((3, 5, 7, 12))
     int8 = d.rng.random() < 0.6
     spec = quantization(0.05, -3) if int8 else None
-    x = g.add_tensor("x", [1, side, side + d.rng.choice((0, 2, 6)), channels],
-                     "INT8" if int8 else "FLOAT32", quantization=spec)  # fmt: skip
+    x = g.add_tensor(
+        "x",
+        [1, side, side + d.rng.choice((0, 2, 6)), channels],
+        "INT8" if int8 else "FLOAT32",
+        quantization=spec,
+    )
     current = x
     for block in range(d.rng.randint(2, 5)):
         stride = d.rng.choice((1, 1, 2)) if min(g.shape(current)[1:3]) > 4 else 1
         kernel = d.rng.choice((3, 3, 5))
         multiplier = d.rng.choice((1, 1, 2))
         if int8:
-            current = _quantized_conv(d, g, current, "DEPTHWISE_CONV_2D", 0, kernel, stride,
-                                      f"dw{block}", multiplier=multiplier)  # fmt: skip
+            current = _quantized_conv(
+                d,
+                g,
+                current,
+                "DEPTHWISE_CONV_2D",
+                (0, kernel, stride),
+                name=f"dw{block}",
+                multiplier=multiplier,
+            )
             if d.rng.random() < 0.6:
-                current = _quantized_conv(d, g, current, "CONV_2D", d.rng.choice((9, 16, 22, 36)),
-                                          1, 1, f"pw{block}")  # fmt: skip
+                current = _quantized_conv(
+                    d,
+                    g,
+                    current,
+                    "CONV_2D",
+                    (d.rng.choice((9, 16, 22, 36)), 1, 1),
+                    name=f"pw{block}",
+                )
             continue
         shape = g.shape(current)
         w = g.add_constant(f"w{block}", d.floats(1, kernel, kernel, shape[3] * multiplier))
         b = g.add_constant(f"b{block}", d.floats(shape[3] * multiplier))
         out_shape = [1, -(-shape[1] // stride), -(-shape[2] // stride), shape[3] * multiplier]
         out = g.add_tensor(f"dw{block}", out_shape)
-        g.add_operator("DEPTHWISE_CONV_2D", [current, w, b], [out],
-                       options={"padding": "SAME", "stride_w": stride, "stride_h": stride,
-                                "depth_multiplier": multiplier,
-                                "fused_activation_function": "RELU6"})  # fmt: skip
+        g.add_operator(
+            "DEPTHWISE_CONV_2D",
+            [current, w, b],
+            [out],
+            options={
+                "padding": "SAME",
+                "stride_w": stride,
+                "stride_h": stride,
+                "depth_multiplier": multiplier,
+                "fused_activation_function": "RELU6",
+            },
+        )
         current = out
         if d.rng.random() < 0.6:
             filters = d.rng.choice((9, 16, 22, 36))
             pw = g.add_constant(f"pw{block}", d.floats(filters, 1, 1, out_shape[3]))
             pb = g.add_constant(f"pb{block}", d.floats(filters))
             out = g.add_tensor(f"pwo{block}", [*out_shape[:3], filters])
-            g.add_operator("CONV_2D", [current, pw, pb], [out],
-                           options={"padding": "SAME", "stride_w": 1, "stride_h": 1})  # fmt: skip
+            g.add_operator(
+                "CONV_2D",
+                [current, pw, pb],
+                [out],
+                options={"padding": "SAME", "stride_w": 1, "stride_h": 1},
+            )
             current = out
     shape = g.shape(current)
     axes = g.add_constant("axes", np.array([1, 2], dtype=np.int32))
-    pooled = g.add_tensor("pooled", [1, shape[3]], "INT8" if int8 else "FLOAT32",
-                          quantization=quantization(0.05, -3) if int8 else None)  # fmt: skip
+    pooled = g.add_tensor(
+        "pooled",
+        [1, shape[3]],
+        "INT8" if int8 else "FLOAT32",
+        quantization=quantization(0.05, -3) if int8 else None,
+    )
     g.add_operator("MEAN", [current, axes], [pooled], options={"keep_dims": False})
     return [x], [pooled]
 
@@ -286,22 +361,40 @@ def int16(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     current = x
     for block in range(d.rng.randint(1, 3)):
         opcode = d.rng.choice(("CONV_2D", "DEPTHWISE_CONV_2D"))
-        current = _quantized_conv(d, g, current, opcode, d.rng.choice((8, 12, 16)), 3,
-                                  d.rng.choice((1, 2)), f"c{block}", int16=True)  # fmt: skip
+        current = _quantized_conv(
+            d,
+            g,
+            current,
+            opcode,
+            (d.rng.choice((8, 12, 16)), 3, d.rng.choice((1, 2))),
+            name=f"c{block}",
+            int16=True,
+        )
         if d.rng.random() < 0.4:
-            other = g.add_tensor(f"l{block}", g.shape(current), "INT16",
-                                 quantization=quantization(1 / 32768, 0))  # fmt: skip
+            other = g.add_tensor(
+                f"l{block}", g.shape(current), "INT16", quantization=quantization(1 / 32768, 0)
+            )
             g.add_operator("LOGISTIC", [current], [other])
             added = g.add_tensor(f"a{block}", g.shape(current), "INT16", quantization=spec)
             g.add_operator("ADD", [current, other], [added])
             current = added
     if d.rng.random() < 0.5 and min(g.shape(current)[1:3]) >= 2:
         shape = g.shape(current)
-        pooled = g.add_tensor("pool", [1, shape[1] // 2, shape[2] // 2, shape[3]], "INT16",
-                              quantization=spec)  # fmt: skip
-        g.add_operator("MAX_POOL_2D", [current], [pooled],
-                       options={"padding": "VALID", "stride_w": 2, "stride_h": 2,
-                                "filter_width": 2, "filter_height": 2})  # fmt: skip
+        pooled = g.add_tensor(
+            "pool", [1, shape[1] // 2, shape[2] // 2, shape[3]], "INT16", quantization=spec
+        )
+        g.add_operator(
+            "MAX_POOL_2D",
+            [current],
+            [pooled],
+            options={
+                "padding": "VALID",
+                "stride_w": 2,
+                "stride_h": 2,
+                "filter_width": 2,
+                "filter_height": 2,
+            },
+        )
         current = pooled
     shape = g.shape(current)
     flat_size = int(np.prod(shape))
@@ -311,13 +404,15 @@ def int16(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     units = d.rng.choice((4, 10))
     scales = np.full(units, 0.01)
     w = g.add_constant("fw", d.int8(units, flat_size), "INT8", quantization=quantization(scales))
-    b = g.add_constant("fb", np.zeros(units, dtype=np.int64),
-                       quantization=quantization(scales * 0.001, 0))  # fmt: skip
+    b = g.add_constant(
+        "fb", np.zeros(units, dtype=np.int64), quantization=quantization(scales * 0.001, 0)
+    )
     logits = g.add_tensor("logits", [1, units], "INT16", quantization=spec)
     g.add_operator("FULLY_CONNECTED", [flat, w, b], [logits])
     if d.rng.random() < 0.6:
-        probabilities = g.add_tensor("probs", [1, units], "INT16",
-                                     quantization=quantization(1 / 32768, 0))  # fmt: skip
+        probabilities = g.add_tensor(
+            "probs", [1, units], "INT16", quantization=quantization(1 / 32768, 0)
+        )
         g.add_operator("SOFTMAX", [logits], [probabilities], options={"beta": 1.0})
         logits = probabilities
     return [x], [logits]
@@ -339,14 +434,17 @@ def int4(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
             spec = blockwise_quantization(scales, -1, block)
         else:
             spec = quantization(d.np.uniform(0.01, 0.05, channels), 0)
-        w = g.add_tensor(f"w{layer}", [channels, depth], "INT4", data=packed.tobytes(),
-                         quantization=spec)  # fmt: skip
+        w = g.add_tensor(
+            f"w{layer}", [channels, depth], "INT4", data=packed.tobytes(), quantization=spec
+        )
         inputs = [current, w]
         if d.rng.random() < 0.5:
             inputs.append(g.add_constant(f"b{layer}", d.floats(channels)))
         out = g.add_tensor(f"y{layer}", [rows, channels])
-        options = {"asymmetric_quantize_inputs": d.rng.random() < 0.7,
-                   "fused_activation_function": d.rng.choice(("NONE", "RELU"))}  # fmt: skip
+        options = {
+            "asymmetric_quantize_inputs": d.rng.random() < 0.7,
+            "fused_activation_function": d.rng.choice(("NONE", "RELU")),
+        }
         g.add_operator("FULLY_CONNECTED", inputs, [out], options=options, version=6)
         current, depth = out, channels
     return [x], [current]
@@ -365,12 +463,20 @@ def hybrid(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
         per_channel = depthwise or d.rng.random() < 0.5
         scales = d.np.uniform(0.01, 0.03, outs) if per_channel else 0.02
         filter_shape = (1, 3, 3, outs) if depthwise else (outs, 3, 3, shape[3])
-        w = g.add_constant(f"w{block}", d.int8(*filter_shape), "INT8",
-                           quantization=quantization(scales, 0, axis=3 if depthwise else 0))  # fmt: skip
+        w = g.add_constant(
+            f"w{block}",
+            d.int8(*filter_shape),
+            "INT8",
+            quantization=quantization(scales, 0, axis=3 if depthwise else 0),
+        )
         b = g.add_constant(f"b{block}", d.floats(outs))
         out = g.add_tensor(f"c{block}", [*shape[:3], outs])
-        options: dict[str, object] = {"padding": "SAME", "stride_w": 1, "stride_h": 1,
-                                      "fused_activation_function": "RELU"}  # fmt: skip
+        options: dict[str, object] = {
+            "padding": "SAME",
+            "stride_w": 1,
+            "stride_h": 1,
+            "fused_activation_function": "RELU",
+        }
         if depthwise:
             options["depth_multiplier"] = 1
         g.add_operator(opcode, [current, w, b], [out], options=options)
@@ -380,18 +486,30 @@ def hybrid(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     flat = g.add_tensor("flat", [1, shape[1] * shape[2], shape[3]])
     g.add_operator("RESHAPE", [current, flat_shape], [flat])
     units = d.rng.choice((6, 16, 32))
-    w = g.add_constant("fw", d.int8(units, shape[3]), "INT8",
-                       quantization=quantization(d.np.uniform(0.01, 0.03, units), 0))  # fmt: skip
+    w = g.add_constant(
+        "fw",
+        d.int8(units, shape[3]),
+        "INT8",
+        quantization=quantization(d.np.uniform(0.01, 0.03, units), 0),
+    )
     y = g.add_tensor("fc", [1, shape[1] * shape[2], units])
-    g.add_operator("FULLY_CONNECTED", [flat, w, -1], [y],
-                   options={"keep_num_dims": True,
-                            "asymmetric_quantize_inputs": d.rng.random() < 0.5})  # fmt: skip
+    g.add_operator(
+        "FULLY_CONNECTED",
+        [flat, w, -1],
+        [y],
+        options={"keep_num_dims": True, "asymmetric_quantize_inputs": d.rng.random() < 0.5},
+    )
     if d.rng.random() < 0.5:
-        b_weights = g.add_constant("bm", d.int8(units, 8), "INT8",
-                                   quantization=quantization(0.02, 0))  # fmt: skip
+        b_weights = g.add_constant(
+            "bm", d.int8(units, 8), "INT8", quantization=quantization(0.02, 0)
+        )
         z = g.add_tensor("bmm", [1, shape[1] * shape[2], 8])
-        g.add_operator("BATCH_MATMUL", [y, b_weights], [z],
-                       options={"asymmetric_quantize_inputs": d.rng.random() < 0.5})  # fmt: skip
+        g.add_operator(
+            "BATCH_MATMUL",
+            [y, b_weights],
+            [z],
+            options={"asymmetric_quantize_inputs": d.rng.random() < 0.5},
+        )
         y = z
     return [x], [y]
 
@@ -413,14 +531,23 @@ def slices(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     begin = d.rng.randint(0, 2)
     rows = len(range(begin, shape[1], stride))
     sliced = tensor("ss", [1, rows, shape[2], shape[3]])
-    g.add_operator("STRIDED_SLICE", [x, ints("sb", [0, begin, 0, 0]),
-                   ints("se", [1, shape[1], shape[2], shape[3]]), ints("st", [1, stride, 1, 1])],
-                   [sliced], options={"begin_mask": 13, "end_mask": 15})  # fmt: skip
+    g.add_operator(
+        "STRIDED_SLICE",
+        [
+            x,
+            ints("sb", [0, begin, 0, 0]),
+            ints("se", [1, shape[1], shape[2], shape[3]]),
+            ints("st", [1, stride, 1, 1]),
+        ],
+        [sliced],
+        options={"begin_mask": 13, "end_mask": 15},
+    )
     parts.append(sliced)
     cut = shape[2] // 2
     left = tensor("sl", [1, shape[1], cut, shape[3]])
-    g.add_operator("SLICE", [x, ints("lb", [0, 0, 0, 0]), ints("ls", [1, shape[1], cut, shape[3]])],
-                   [left])  # fmt: skip
+    g.add_operator(
+        "SLICE", [x, ints("lb", [0, 0, 0, 0]), ints("ls", [1, shape[1], cut, shape[3]])], [left]
+    )
     parts.append(left)
     picks = sorted(d.rng.sample(range(shape[1]), k=min(shape[1], d.rng.choice((2, 3, 5)))))
     gathered = tensor("ga", [1, len(picks), shape[2], shape[3]])
@@ -429,22 +556,31 @@ def slices(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     if d.rng.random() < 0.5:
         points = [[0, p, 0] for p in picks[:2]]
         nd = tensor("gnd", [len(points), shape[3]])
-        g.add_operator("GATHER_ND", [x, g.add_constant("gp", np.array(points, dtype=np.int32))],
-                       [nd])  # fmt: skip
+        g.add_operator(
+            "GATHER_ND", [x, g.add_constant("gp", np.array(points, dtype=np.int32))], [nd]
+        )
         parts.append(nd)
     if d.rng.random() < 0.5:
         sizes = [cut, shape[2] - cut]
         halves = [tensor(f"sv{i}", [1, shape[1], n, shape[3]]) for i, n in enumerate(sizes)]
-        g.add_operator("SPLIT_V", [x, ints("svs", sizes), ints("sva", [2])], halves,
-                       options={"num_splits": 2})  # fmt: skip
+        g.add_operator(
+            "SPLIT_V", [x, ints("svs", sizes), ints("sva", [2])], halves, options={"num_splits": 2}
+        )
         swapped = tensor("sw", shape)
         g.add_operator("CONCATENATION", halves[::-1], [swapped], options={"axis": 2})
         padded = tensor("pad", [1, shape[1] + 2, shape[2], shape[3]])
-        g.add_operator("PAD", [swapped, g.add_constant(
-            "pp", np.array([[0, 0], [1, 1], [0, 0], [0, 0]], dtype=np.int32))], [padded])  # fmt: skip
+        g.add_operator(
+            "PAD",
+            [
+                swapped,
+                g.add_constant("pp", np.array([[0, 0], [1, 1], [0, 0], [0, 0]], dtype=np.int32)),
+            ],
+            [padded],
+        )
         parts.append(padded)
-    same_width = [p for p in parts if list(g.shape(p)[2:]) == [shape[2], shape[3]]
-                  and len(g.shape(p)) == 4]  # fmt: skip
+    same_width = [
+        p for p in parts if list(g.shape(p)[2:]) == [shape[2], shape[3]] and len(g.shape(p)) == 4
+    ]
     if len(same_width) >= 2:
         rows = sum(g.shape(p)[1] for p in same_width)
         joined = tensor("cat", [1, rows, shape[2], shape[3]])
@@ -454,9 +590,15 @@ def slices(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
 
 
 _BODIES: dict[str, Callable[[_Draw, SubgraphBuilder], tuple[list[int], list[int]]]] = {
-    "transformer": transformer, "gru": gru, "lstm": lstm, "depthwise": depthwise,
-    "int16": int16, "int4": int4, "hybrid": hybrid, "slices": slices,
-}  # fmt: skip
+    "transformer": transformer,
+    "gru": gru,
+    "lstm": lstm,
+    "depthwise": depthwise,
+    "int16": int16,
+    "int4": int4,
+    "hybrid": hybrid,
+    "slices": slices,
+}
 
 
 def signatures(seed: int) -> bytes:

@@ -149,7 +149,9 @@ def test_the_partition_chains_control_flow_as_a_side_effect(tmp_path: Path) -> N
     graph = model.subgraphs[0]
     subsets = heap_build.node_subsets(graph, heap_build.partition(graph, model).delegated)
     assert [(s.operators, s.delegated) for s in subsets] == [
-        ((0, 1), True), ((2,), False), ((3, 4, 5), True)
+        ((0, 1), True),
+        ((2,), False),
+        ((3, 4, 5), True),
     ]
 
 
