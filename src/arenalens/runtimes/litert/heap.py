@@ -43,8 +43,10 @@ from arenalens.runtimes.litert import (
     heap_build,
     heap_call_once,
     heap_caller,
+    heap_control_flow,
     heap_replan,
     heap_resources,
+    heap_ways,
     heap_xnnpack,
     heap_xnnpack_reshape,
     xnnpack_custom,
@@ -103,6 +105,9 @@ class InterpreterHeap:
     notes: tuple[str, ...] = ()
     threads: int = 1  # Interpreter(num_threads=...)
     isa: IsaProfile = HOST
+    # Each way a model input picks (heap_ways: an IF's branch, a WHILE's body run or not) with
+    # its own figures; those above count the larger of each.
+    ways: tuple[heap_ways.Way, ...] = ()
 
     def _sum(self, *phases: str) -> int:
         return sum(part.nbytes for part in self.parts if part.phase in phases)
@@ -241,12 +246,17 @@ def interpreter_heap(
     ]
     machine = isa.machine
     if delegate == "none":
-        parts.extend(first_invoke_parts(model, isa=isa, arenas=arena_sizes))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
-        return InterpreterHeap("none", tuple(parts), machine, threads=threads, isa=isa)
+        invoke = functools.partial(first_invoke_parts, model, isa=isa, arenas=arena_sizes)
+        ways = heap_ways.heap_ways(read, model, lambda given: [*parts, *invoke(ways=given)])
+        return InterpreterHeap(
+            "none", (*parts, *invoke()), machine, threads=threads, isa=isa, ways=ways,
+            notes=(heap_ways.ways_note(ways),) if ways else (),
+        )  # fmt: skip
     xnnpack = xnnpack_parts(model, arenas, isa, threads, first_workspace=_setup_workspace(reshapes))
     parts.extend(xnnpack)
     parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
+    ways: tuple[heap_ways.Way, ...] = ()
     if view is None:
         parts.extend(
             (
@@ -278,16 +288,22 @@ def interpreter_heap(
         # The builtin kernels' first invoke on the delegated plan (XNNPACK allocates nothing).
         sizes = heap_xnnpack.view_arena_sizes(view)
         plan = heap_resources.delegated_plan(model, reshapes.by_operator)
-        parts.extend(
-            first_invoke_parts(
-                view, delegated=True, isa=isa, arenas=sizes, variables=plan,
-                reshapes=functools.partial(
-                    heap_xnnpack_reshape.kernel_reshapes, model, view, isa, threads
-                ),
-                workspace=workspace_request(model, isa, threads, _setup_workspace(reshapes)),
-            )
+        delegated = functools.partial(
+            first_invoke_parts,
+            view, delegated=True, isa=isa, arenas=sizes, variables=plan,
+            reshapes=functools.partial(
+                heap_xnnpack_reshape.kernel_reshapes, model, view, isa, threads
+            ),
+            workspace=workspace_request(model, isa, threads, _setup_workspace(reshapes)),
         )  # fmt: skip
-        parts.append(_build_transient(model, parts, replayed, isa))
+        base = tuple(parts)
+
+        def parts_of(given: heap_control_flow.Ways) -> list[HeapPart]:
+            invoked = [*base, *delegated(ways=given)]
+            return [*invoked, _build_transient(model, invoked, replayed, isa)]
+
+        parts = parts_of(heap_control_flow.NO_WAYS)
+        ways = heap_ways.heap_ways(read, view, parts_of)
     return InterpreterHeap(
         "xnnpack",
         tuple(parts),
@@ -295,9 +311,11 @@ def interpreter_heap(
         notes=(
             "XNNPACK takes the operators it supports; the arena keeps only the tensors "
             "crossing between it and the builtin kernels",
+            *((heap_ways.ways_note(ways),) if ways else ()),
         ),
         threads=threads,
         isa=isa,
+        ways=ways,
     )
 
 
@@ -393,6 +411,7 @@ def first_invoke_parts(
     variables: heap_resources.VariablePlan | None = None,
     reshapes: Callable[[int], Mapping[int, KernelReshape]] | None = None,
     workspace: int = 0,
+    ways: heap_control_flow.Ways = heap_control_flow.NO_WAYS,
 ) -> tuple[HeapPart, ...]:
     """The builtin kernels' first invoke (heap_invoke) with the ISA's ruy layouts, and the
     caller's blocks (`delegated`: on the delegated plan; `arenas`: high-water marks;
@@ -407,6 +426,7 @@ def first_invoke_parts(
         decompositions=decompositions(plans, requests), variables=variables,
         arena_block=glibc.aligned_usable(64, requests[0]) if requests and requests[0] else 0,
         inits=heap_call_once.init_subgraphs(model, arenas, reshapes), workspace=workspace,
+        ways=ways,
     )  # fmt: skip
     estimated = ", ".join(sorted(set(invoke.estimated)))
     estimate = f"; counted at an upper bound: {estimated}" if estimated else ""

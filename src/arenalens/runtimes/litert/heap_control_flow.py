@@ -65,6 +65,10 @@ _CHILDREN = {
     "IF": ("then_subgraph_index", "else_subgraph_index"),
     "WHILE": ("cond_subgraph_index", "body_subgraph_index"),
 }
+# The ways run-time values pick, given: by (subgraph index, node position), an IF's then branch
+# (True) or else branch, whether a WHILE's body runs.
+Ways = Mapping[tuple[int, int], bool]
+NO_WAYS: Ways = MappingProxyType({})
 # Subgraph::AllocateTensors over a delegated plan: the unordered_set of delegated node indices
 # (its node and its bucket array), freed at once.
 _DELEGATED_SET_REQUESTS = (16, 104)
@@ -169,18 +173,28 @@ def control_flow_eval(
     replay: Callable[[PreparedSubgraph, object], Replayed],
     released: set[int],
     state: object,
+    ways: Ways = NO_WAYS,
 ) -> ControlFlowRun | None:
     """An IF's or WHILE's first Eval replayed on `heap` (see the module's notes); None where it
     is not replayed: a child not allocated, or one with dynamic outputs. `state`: what the
     parent's run left (heap_invoke.BackendState), which each child's replay takes and gives
-    back."""
+    back. `ways`: the way a run-time value picks, given (heap_ways), by (subgraph, position):
+    an IF's then branch (True) or else branch, a WHILE's body run or not; replayed that way
+    only, exactly."""
     indices = children(model, prepared, node)
     if len(indices) != 2 or node.eval_dynamic or any(i not in allocated for i in indices):
         return None
     named = _Children(indices, allocated, replay)
+    way = ways.get((prepared.index, node.position))
     if node.opcode == "IF":
+        if way is not None:
+            moment = sum(_if_moment(prepared, node, allocated[indices[not way]].prepared))
+            heap.take(moment)
+            heap.give(moment)
+            one = replace(named, indices=(indices[not way],))
+            return _run_children(heap, one, released, state)
         return _if_eval(heap, prepared, node, named, released=released, state=state)
-    return _while_eval(heap, node, named, released=released, state=state)
+    return _while_eval(heap, node, named, released=released, state=state, way=way)
 
 
 def control_flow_unsized(model: Model) -> tuple[str, ...]:
@@ -279,7 +293,13 @@ def _made_by_both(first: object, second: object) -> object:
 
 
 def _while_eval(
-    heap: Heap, node: RuntimeNode, named: _Children, *, released: set[int], state: object
+    heap: Heap,
+    node: RuntimeNode,
+    named: _Children,
+    *,
+    released: set[int],
+    state: object,
+    way: bool | None = None,
 ) -> ControlFlowRun:
     """The condition, then the body if the first check says so (`RuntimeNode.first_check`,
     from the values known before the run: exact either way). Where the first check is a
@@ -288,8 +308,9 @@ def _while_eval(
     never runs leaves its own children's arenas allocated, one that runs keeps what its
     kernels make; called exact only where both hold the same."""
     condition = named.indices[:1]
-    if node.first_check is not None:
-        ran = named.indices if node.first_check else condition
+    first = node.first_check if node.first_check is not None else way
+    if first is not None:
+        ran = named.indices if first else condition
         return _run_children(heap, named, released, state, ran=ran)
     runs = []
     for ran in (named.indices, condition):

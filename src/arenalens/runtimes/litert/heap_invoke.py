@@ -52,7 +52,9 @@ from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_call_once import CALL_ONCE, InitSubgraph, call_once_eval
 from arenalens.runtimes.litert.heap_control_flow import (
     CONTROL_FLOW_REPLAYED,
+    NO_WAYS,
     Decomposition,
+    Ways,
     composite_eval,
     control_flow_eval,
 )
@@ -154,6 +156,7 @@ def first_invoke(
     arena_block: int = 0,
     inits: Mapping[int, InitSubgraph] = MappingProxyType({}),
     workspace: int = 0,
+    ways: Ways = NO_WAYS,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
@@ -165,10 +168,11 @@ def first_invoke(
     control flow's children: heap_control_flow). `variables`: heap_resources' plan.
     `arena_block`: the usable bytes of subgraph 0's arena block (a re-plan's bound).
     `inits`: the subgraphs CALL_ONCEs allocate at their first Eval (heap_call_once).
-    `workspace`: the XNNPACK delegate's shared workspace request after setup."""
+    `workspace`: the XNNPACK delegate's shared workspace request after setup. `ways`: the
+    IFs' and WHILEs' ways given (heap_control_flow.Ways; the others both replayed)."""
     replay = functools.partial(
         _first_invoke, decompositions=decompositions, variables=variables,
-        arena_block=arena_block, inits=inits, workspace=workspace,
+        arena_block=arena_block, inits=inits, workspace=workspace, ways=ways,
     )  # fmt: skip
     return max(
         (replay(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
@@ -190,6 +194,7 @@ def _first_invoke(
     backend_state: BackendState | None = None,
     inits: Mapping[int, InitSubgraph] = MappingProxyType({}),
     workspace: int = 0,
+    ways: Ways = NO_WAYS,
 ) -> FirstInvoke:
     heap = LiveHeap()
     if caller:
@@ -282,7 +287,7 @@ def _first_invoke(
             )
             child_replay = lambda child, state: _first_invoke(  # noqa: E731
                 model, child, delegated, layout, eigen_caches,
-                decompositions=decompositions, caller=False, inits=inits,
+                decompositions=decompositions, caller=False, inits=inits, ways=ways,
                 variables=variables.of(child.index) if variables is not None else None,
                 arena_block=(decompositions[child.index].arena_block
                              if child.index in decompositions else inits[child.index].arena_block),
@@ -294,7 +299,7 @@ def _first_invoke(
                 if opcode == CALL_ONCE
                 else control_flow_eval(heap, model, prepared, node, allocated=decompositions,
                                        released=released_subgraphs, state=state,
-                                       replay=child_replay)
+                                       replay=child_replay, ways=ways)
             )  # fmt: skip
             if flow is not None:
                 after = _backend_state(flow.state)

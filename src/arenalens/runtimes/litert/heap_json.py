@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arenalens.ir import Model
-from arenalens.runtimes.litert import heap_xnnpack
+from arenalens.runtimes.litert import heap_ways, heap_xnnpack
 from arenalens.runtimes.litert.heap import (
     DELEGATES,
     InterpreterHeap,
@@ -41,6 +41,7 @@ def heap_document(heap: InterpreterHeap) -> dict[str, object]:
             for part in heap.parts
         ],
         "notes": list(heap.notes),
+        "ways": [heap_ways.way_document(way) for way in heap.ways],
     }
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Subgraph
 from arenalens.runtimes.litert.lifetimes import LITERT_INPLACE_FLAGS
-from arenalens.runtimes.litert.prepare.first_check import first_check
+from arenalens.runtimes.litert.prepare.first_check import first_check, zero_ways
 from arenalens.runtimes.litert.prepare.folding import folded_values
 from arenalens.runtimes.litert.prepare.registry import KERNEL_RULES
 from arenalens.runtimes.litert.prepare.state import (
@@ -39,6 +39,7 @@ class _SubgraphRun:
     prepare_added: dict[int, int] = field(default_factory=dict)  # ... in its Prepare
     eval_dynamic: dict[int, str] = field(default_factory=dict)  # IF / WHILE: why, by position
     first_check: dict[int, bool] = field(default_factory=dict)  # WHILE: its first check, known
+    zero_way: dict[int, bool] = field(default_factory=dict)  # IF / WHILE: with zero inputs
 
 
 def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
@@ -53,6 +54,14 @@ def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
             # Not reached by allocate_tensors(): prepared when a SignatureRunner or CALL_ONCE
             # allocates it; planned the same way then.
             _prepare_subgraph(model, runs, index, allocated, reached=False)
+    conditions = {
+        ctx.position: runs[child].contexts
+        for ctx in runs[0].contexts
+        if ctx.operator.opcode == "WHILE"
+        and 0 <= (child := int(ctx.options.get("cond_subgraph_index", -1) or 0)) < len(runs)
+    } if runs else {}  # fmt: skip
+    if runs:
+        runs[0].zero_way = zero_ways(runs[0].contexts, conditions)
     return tuple(_freeze(run, index, index in allocated) for index, run in enumerate(runs))
 
 
@@ -300,6 +309,7 @@ def _freeze(run: _SubgraphRun, index: int, allocated: bool) -> PreparedSubgraph:
             dynamic_output=run.dynamic[ctx.position] if ctx.position < len(run.dynamic) else False,
             eval_dynamic=run.eval_dynamic.get(ctx.position, ""),
             first_check=run.first_check.get(ctx.position),
+            zero_way=run.zero_way.get(ctx.position),
         )
         for ctx in run.contexts
     )

@@ -12,9 +12,9 @@ its limit); a condition over float data stays None.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from arenalens.runtimes.litert.prepare.state import NodeContext
+from arenalens.runtimes.litert.prepare.state import NodeContext, WorkGraph
 
 Values = tuple[int, ...]
 
@@ -41,9 +41,14 @@ _SAME_VALUES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "IDENTITY"})
 _MOST_ELEMENTS = 64
 
 
-def first_check(parent: NodeContext, condition: Sequence[NodeContext]) -> bool | None:
+def first_check(
+    parent: NodeContext,
+    condition: Sequence[NodeContext],
+    given: Mapping[int, Values] | None = None,
+) -> bool | None:
     """The WHILE node `parent`'s condition subgraph (its nodes' contexts after Prepare) on the
-    first check: its value when every value it reads is known before the run, else None."""
+    first check: its value when every value it reads is known before the run, else None.
+    `given`: values of the parent's tensors known besides its constants (`zero_ways`)."""
     if not condition:
         return None
     graph = condition[0].graph
@@ -54,6 +59,8 @@ def first_check(parent: NodeContext, condition: Sequence[NodeContext]) -> bool |
         values = parent.constant_ints(slot)
         if values is None:
             values = _bools(parent, slot)
+        if values is None and given is not None and slot < len(parent.inputs):
+            values = given.get(parent.inputs[slot])
         if values is not None:
             known[tensor] = values
     for node in condition:
@@ -72,6 +79,65 @@ def first_check(parent: NodeContext, condition: Sequence[NodeContext]) -> bool |
     outputs = graph.subgraph.outputs
     found = known.get(outputs[0]) if len(outputs) == 1 else None
     return bool(found[0]) if found is not None and len(found) == 1 else None
+
+
+def zero_ways(
+    main: Sequence[NodeContext], conditions: Mapping[int, Sequence[NodeContext]]
+) -> dict[int, bool]:
+    """The way each IF and WHILE of the primary subgraph (`main`: its nodes' contexts after
+    Prepare) takes when every model input is zeros, as the wheel measurement sets them
+    (tests/litert_heap_measure.py): an IF's then branch (True) or else branch (False), from
+    its condition's first element (if.cc Eval: `cond_tensor->data.b[0]`); whether a WHILE's
+    body runs (its first check). By node position; a node whose condition is not followed
+    here (a float comparison, a value no rule evaluates) is absent. `conditions`: each WHILE's
+    condition subgraph's contexts, by the WHILE's position."""
+    if not main:
+        return {}
+    graph = main[0].graph
+    known: dict[int, Values] = {}
+    for tensor in graph.inputs:
+        zeros = _zeros(graph, tensor)
+        if zeros is not None:
+            known[tensor] = zeros
+    ways: dict[int, bool] = {}
+    for node in main:
+        opcode = node.operator.opcode
+        if opcode == "IF" and node.inputs and node.inputs[0] >= 0:
+            flag = known.get(node.inputs[0])
+            if flag is None:
+                flag = node.constant_ints(0) or _bools(node, 0)
+            if flag:
+                ways[node.position] = bool(flag[0])
+            continue
+        if opcode == "WHILE":
+            first = first_check(node, conditions.get(node.position, ()), known)
+            if first is not None:
+                ways[node.position] = first
+            continue
+        for slot, tensor in enumerate(node.inputs):
+            if tensor >= 0 and tensor not in known:
+                values = node.constant_ints(slot)
+                if values is None:
+                    values = _bools(node, slot)
+                if values is not None:
+                    known[tensor] = values
+        result = _evaluate(node, known)
+        if result is not None and node.outputs and node.outputs[0] >= 0:
+            known[node.outputs[0]] = result
+    return ways
+
+
+def _zeros(graph: WorkGraph, tensor: int) -> Values | None:
+    """A model input of integers or booleans of a few elements, set to zeros."""
+    if tensor < 0 or tensor >= len(graph.tensors):
+        return None
+    work = graph.tensors[tensor]
+    if work.dtype not in ("INT32", "INT64", "BOOL") or work.shape is None:
+        return None
+    count = 1
+    for dim in work.shape:
+        count *= dim
+    return (0,) * count if 0 < count <= _MOST_ELEMENTS else None
 
 
 def _evaluate(node: NodeContext, known: dict[int, Values]) -> Values | None:

@@ -63,6 +63,10 @@ class RuntimeNode:
     # body runs at least once, False: never; prepare.first_check); None: a run-time value, or
     # not a WHILE.
     first_check: bool | None = None
+    # An IF's (True: its then branch) or a WHILE's (True: its body runs) way when every model
+    # input is zeros (prepare.first_check.zero_ways); None where that is not followed, or not
+    # an IF or WHILE of the primary subgraph.
+    zero_way: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,155 @@
+"""The ways a run-time value picks in the first `invoke()`, each replayed on its own.
+
+Where an IF's condition or a WHILE's first check is a run-time value (a model input reaches
+it), the heap's figures count the larger of both ways (heap_control_flow: a device must hold
+either). Here the primary subgraph's such IFs and WHILEs are also replayed one way at a time
+(heap_control_flow.Ways: the IF's branch given, the WHILE's body run or not), each way's
+figures exact for the inputs that take it, and the way the wheel measurement's all-zero inputs
+take is named (prepare.first_check.zero_ways: the same folding as a WHILE's first check, the
+model's integer and boolean inputs set to zeros). Up to `MOST_DECISIONS` such operators (2 ** 3
+ways); an IF or WHILE inside a loop's body stays counted both ways in every way (a later turn
+may take the other), and the way says it is not exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from arenalens.ir import Model
+from arenalens.units import format_bytes_exact
+from arenalens.runtimes.litert.heap_control_flow import Ways
+from arenalens.runtimes.litert.heap_part import HeapPart
+from arenalens.runtimes.litert.prepare.state import RuntimeNode
+from arenalens.runtimes.litert.rules import litert_plans
+
+MOST_DECISIONS = 3
+_DECIDED = ("IF", "WHILE")
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One IF's branch or one WHILE's body run, as a run-time value picks it."""
+
+    opcode: str  # IF | WHILE
+    operator: int  # its operator index in the model's primary subgraph
+    taken: bool  # IF: its then branch; WHILE: its body runs
+
+    @property
+    def words(self) -> str:
+        if self.opcode == "IF":
+            return f"the IF at operator {self.operator} takes its {'then' if self.taken else 'else'} branch"
+        return f"the WHILE at operator {self.operator} {'runs' if self.taken else 'never runs'} its body"
+
+
+@dataclass(frozen=True, slots=True)
+class Way:
+    """The heap's figures when the run takes `choices`."""
+
+    choices: tuple[Choice, ...]
+    parts: tuple[HeapPart, ...]
+    zero_inputs: bool  # the way all-zero inputs take (the wheel measurement's)
+
+    def _sum(self, *phases: str) -> int:
+        return sum(part.nbytes for part in self.parts if part.phase in phases)
+
+    @property
+    def after_setup(self) -> int:
+        return self._sum("setup")
+
+    @property
+    def after_first_invoke(self) -> int:
+        return self._sum("setup", "first_invoke")
+
+    @property
+    def peak(self) -> int:
+        return self._sum("setup", "first_invoke", "transient")
+
+    @property
+    def exact(self) -> bool:
+        """Its first invoke replayed with no other way counted (no IF or WHILE in a loop's
+        body picking at run time, no other bound)."""
+        return all(
+            part.exact for part in self.parts if part.phase == "first_invoke" and not part.allowance
+        )
+
+    @property
+    def words(self) -> str:
+        return " and ".join(choice.words for choice in self.choices)
+
+
+def decisions(model: Model) -> tuple[RuntimeNode, ...]:
+    """The primary subgraph's IFs and WHILEs whose way is a run-time value (an IF that runs
+    Eval_static, a WHILE whose first check is not known before the run)."""
+    prepared = litert_plans(model)[0].prepared
+    return tuple(
+        node
+        for node in prepared.nodes
+        if not node.eval_dynamic
+        and (node.opcode == "IF" or (node.opcode == "WHILE" and node.first_check is None))
+    )
+
+
+def heap_ways(
+    read: Model, model: Model, parts_of: Callable[[Ways], Sequence[HeapPart]]
+) -> tuple[Way, ...]:
+    """Every way of the primary subgraph's run-time decisions (`model`: the plan the first
+    invoke replays, the delegated view under XNNPACK; `read`: the model as given, whose
+    operator indices name them), each with the heap's parts (`parts_of`) when the run takes it;
+    () for none, or more than MOST_DECISIONS."""
+    found = decisions(model)
+    if not found or len(found) > MOST_DECISIONS:
+        return ()
+    index = litert_plans(model)[0].prepared.index
+    named = _operator_names(read, model)
+    ways = []
+    for taken in itertools.product((True, False), repeat=len(found)):
+        given = {(index, node.position): way for node, way in zip(found, taken, strict=True)}
+        choices = tuple(
+            Choice(node.opcode, named.get(node.operator, node.operator), way)
+            for node, way in zip(found, taken, strict=True)
+        )
+        zero = all(node.zero_way is way for node, way in zip(found, taken, strict=True))
+        ways.append(Way(choices, tuple(parts_of(given)), zero))
+    return tuple(ways)
+
+
+def _operator_names(read: Model, model: Model) -> dict[int, int]:
+    """The plan's IF and WHILE operators by the given model's index (the delegate keeps them,
+    in order, while it replaces the operators around them)."""
+    ours = [i for i, op in enumerate(model.subgraphs[0].operators) if op.opcode in _DECIDED]
+    given = [i for i, op in enumerate(read.subgraphs[0].operators) if op.opcode in _DECIDED]
+    return dict(zip(ours, given, strict=True)) if len(ours) == len(given) else {}
+
+
+def ways_note(ways: Sequence[Way]) -> str:
+    """The ways in words, for the heap's notes."""
+    described = "; ".join(
+        f"{format_bytes_exact(way.after_first_invoke)} after the first invoke and "
+        f"{format_bytes_exact(way.peak)} at the peak if {way.words}"
+        + (" (the way all-zero inputs take)" if way.zero_inputs else "")
+        + ("" if way.exact else " (still a bound: a run-time value in a loop's body)")
+        for way in ways
+    )
+    return (
+        f"a model input picks the way the first invoke takes: {described}; "
+        "the figures above count the larger of each, which a device must hold"
+    )
+
+
+def way_document(way: Way) -> dict[str, object]:
+    """One way as JSON (heap_json's `ways`)."""
+    return {
+        "choices": [
+            {"opcode": choice.opcode, "operator": choice.operator,
+             "taken": ("then" if choice.taken else "else") if choice.opcode == "IF"
+             else ("runs" if choice.taken else "never runs")}
+            for choice in way.choices
+        ],  # fmt: skip
+        "after_setup_bytes": way.after_setup,
+        "after_first_invoke_bytes": way.after_first_invoke,
+        "peak_bytes": way.peak,
+        "exact": way.exact,
+        "zero_inputs": way.zero_inputs,
+    }
