@@ -41,7 +41,8 @@ def heap_document(heap: InterpreterHeap) -> dict[str, object]:
             for part in heap.parts
         ],
         "notes": list(heap.notes),
-        "ways": [heap_ways.way_document(way) for way in heap.ways],
+        # Each way a model input picks, with its own figures (those above: the larger).
+        **({"ways": [heap_ways.way_document(way) for way in heap.ways]} if heap.ways else {}),
     }
 
 

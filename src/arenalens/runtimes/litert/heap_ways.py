@@ -76,6 +76,8 @@ class Way:
 
     @property
     def words(self) -> str:
+        if not self.choices:  # only children's IFs or WHILEs, followed on all-zero inputs
+            return "every input is zeros"
         return " and ".join(choice.words for choice in self.choices)
 
 
@@ -99,9 +101,19 @@ def heap_ways(
     operator indices name them), each with the heap's parts (`parts_of`) when the run takes it;
     () for none, or more than MOST_DECISIONS."""
     found = decisions(model)
-    if not found or len(found) > MOST_DECISIONS:
+    plans = [plan.prepared for plan in litert_plans(model)]
+    # The ways all-zero inputs take inside the children (an IF in a loop's body that takes
+    # the same branch at every turn): given in the zero way only (other inputs may differ).
+    inner = {
+        (state.index, node.position): node.zero_way
+        for state in plans[1:]
+        for node in state.nodes
+        if node.zero_way is not None and node.opcode in _DECIDED
+        and (node.opcode == "IF" or node.first_check is None)
+    }  # fmt: skip
+    if len(found) > MOST_DECISIONS or not (found or inner):
         return ()
-    index = litert_plans(model)[0].prepared.index
+    index = plans[0].index
     named = _operator_names(read, model)
     ways = []
     for taken in itertools.product((True, False), repeat=len(found)):
@@ -111,7 +123,7 @@ def heap_ways(
             for node, way in zip(found, taken, strict=True)
         )
         zero = all(node.zero_way is way for node, way in zip(found, taken, strict=True))
-        ways.append(Way(choices, tuple(parts_of(given)), zero))
+        ways.append(Way(choices, tuple(parts_of({**inner, **given} if zero else given)), zero))
     return tuple(ways)
 
 

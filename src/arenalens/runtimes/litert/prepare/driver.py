@@ -54,14 +54,9 @@ def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
             # Not reached by allocate_tensors(): prepared when a SignatureRunner or CALL_ONCE
             # allocates it; planned the same way then.
             _prepare_subgraph(model, runs, index, allocated, reached=False)
-    conditions = {
-        ctx.position: runs[child].contexts
-        for ctx in runs[0].contexts
-        if ctx.operator.opcode == "WHILE"
-        and 0 <= (child := int(ctx.options.get("cond_subgraph_index", -1) or 0)) < len(runs)
-    } if runs else {}  # fmt: skip
-    if runs:
-        runs[0].zero_way = zero_ways(runs[0].contexts, conditions)
+    ways = zero_ways([(run.graph, run.contexts) for run in runs])
+    for (index, position), way in ways.items():
+        runs[index].zero_way[position] = way
     return tuple(_freeze(run, index, index in allocated) for index, run in enumerate(runs))
 
 

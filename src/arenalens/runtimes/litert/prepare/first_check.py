@@ -12,7 +12,7 @@ its limit); a condition over float data stays None.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from arenalens.runtimes.litert.prepare.state import NodeContext, WorkGraph
 
@@ -41,14 +41,9 @@ _SAME_VALUES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "IDENTITY"})
 _MOST_ELEMENTS = 64
 
 
-def first_check(
-    parent: NodeContext,
-    condition: Sequence[NodeContext],
-    given: Mapping[int, Values] | None = None,
-) -> bool | None:
+def first_check(parent: NodeContext, condition: Sequence[NodeContext]) -> bool | None:
     """The WHILE node `parent`'s condition subgraph (its nodes' contexts after Prepare) on the
-    first check: its value when every value it reads is known before the run, else None.
-    `given`: values of the parent's tensors known besides its constants (`zero_ways`)."""
+    first check: its value when every value it reads is known before the run, else None."""
     if not condition:
         return None
     graph = condition[0].graph
@@ -59,8 +54,6 @@ def first_check(
         values = parent.constant_ints(slot)
         if values is None:
             values = _bools(parent, slot)
-        if values is None and given is not None and slot < len(parent.inputs):
-            values = given.get(parent.inputs[slot])
         if values is not None:
             known[tensor] = values
     for node in condition:
@@ -82,49 +75,110 @@ def first_check(
 
 
 def zero_ways(
-    main: Sequence[NodeContext], conditions: Mapping[int, Sequence[NodeContext]]
-) -> dict[int, bool]:
-    """The way each IF and WHILE of the primary subgraph (`main`: its nodes' contexts after
-    Prepare) takes when every model input is zeros, as the wheel measurement sets them
-    (tests/litert_heap_measure.py): an IF's then branch (True) or else branch (False), from
-    its condition's first element (if.cc Eval: `cond_tensor->data.b[0]`); whether a WHILE's
-    body runs (its first check). By node position; a node whose condition is not followed
-    here (a float comparison, a value no rule evaluates) is absent. `conditions`: each WHILE's
-    condition subgraph's contexts, by the WHILE's position."""
-    if not main:
+    graphs: Sequence[tuple[WorkGraph, Sequence[NodeContext]]],
+) -> dict[tuple[int, int], bool]:
+    """The way each IF and WHILE takes when every model input is zeros, as the wheel
+    measurement sets them (tests/litert_heap_measure.py), by (subgraph, node position): an
+    IF's then branch (True) or else branch (False), from its condition's first element (if.cc
+    Eval: `cond_tensor->data.b[0]`); whether a WHILE's body runs (its first check). The
+    primary subgraph is followed from its inputs, each IF into the branch it takes, each WHILE
+    turn by turn (its condition, then its body on the loop values the last turn left, up to
+    `_MOST_TURNS`): an IF or WHILE in a child is named only where every run of it takes the
+    same way. Absent: one whose condition is not followed here (a float comparison, a value no
+    rule evaluates); if a loop is not followed to its end, every child's. `graphs`: each
+    subgraph's graph and its nodes' contexts after Prepare."""
+    if not graphs:
         return {}
-    graph = main[0].graph
-    known: dict[int, Values] = {}
-    for tensor in graph.inputs:
-        zeros = _zeros(graph, tensor)
-        if zeros is not None:
-            known[tensor] = zeros
-    ways: dict[int, bool] = {}
-    for node in main:
-        opcode = node.operator.opcode
-        if opcode == "IF" and node.inputs and node.inputs[0] >= 0:
-            flag = known.get(node.inputs[0])
-            if flag is None:
-                flag = node.constant_ints(0) or _bools(node, 0)
-            if flag:
-                ways[node.position] = bool(flag[0])
-            continue
-        if opcode == "WHILE":
-            first = first_check(node, conditions.get(node.position, ()), known)
-            if first is not None:
-                ways[node.position] = first
-            continue
-        for slot, tensor in enumerate(node.inputs):
-            if tensor >= 0 and tensor not in known:
-                values = node.constant_ints(slot)
-                if values is None:
-                    values = _bools(node, slot)
-                if values is not None:
-                    known[tensor] = values
-        result = _evaluate(node, known)
-        if result is not None and node.outputs and node.outputs[0] >= 0:
-            known[node.outputs[0]] = result
-    return ways
+    walk = _Walk(graphs)
+    graph = graphs[0][0]
+    walk.run(0, [_zeros(graph, tensor) for tensor in graph.inputs], depth=0)
+    return {
+        key: next(iter(taken))
+        for key, taken in walk.taken.items()
+        if len(taken) == 1 and (key[0] == 0 or not walk.lost)
+    }
+
+
+_MOST_TURNS = 64
+_MOST_DEPTH = 8
+
+
+class _Walk:
+    """zero_ways' run of the model on known values."""
+
+    def __init__(self, graphs: Sequence[tuple[WorkGraph, Sequence[NodeContext]]]) -> None:
+        self.graphs = graphs
+        self.taken: dict[tuple[int, int], set[bool]] = {}
+        self.lost = False  # a loop or a branch inside a child not followed
+
+    def run(self, index: int, inputs: Sequence[Values | None], *, depth: int) -> list[Values | None]:
+        """Subgraph `index` on its inputs' values (None: unknown) → its outputs' values."""
+        graph, contexts = self.graphs[index]
+        known = {
+            tensor: values
+            for tensor, values in zip(graph.inputs, inputs, strict=False)
+            if tensor >= 0 and values is not None
+        }
+        for node in contexts:
+            _constants(node, known)
+            opcode = node.operator.opcode
+            if opcode in ("IF", "WHILE"):
+                outputs = self._control_flow(index, node, known, depth)
+                for tensor, values in zip(node.outputs, outputs, strict=False):
+                    if tensor >= 0 and values is not None:
+                        known[tensor] = values
+                continue
+            result = _evaluate(node, known)
+            if result is not None and node.outputs and node.outputs[0] >= 0:
+                known[node.outputs[0]] = result
+        return [known.get(tensor) for tensor in graph.subgraph.outputs]
+
+    def _control_flow(
+        self, index: int, node: NodeContext, known: dict[int, Values], depth: int
+    ) -> list[Values | None]:
+        children = [
+            int(node.options.get(field, -1) or 0)
+            for field in (
+                ("then_subgraph_index", "else_subgraph_index")
+                if node.operator.opcode == "IF"
+                else ("cond_subgraph_index", "body_subgraph_index")
+            )
+        ]
+        unknown: list[Values | None] = [None] * len(node.outputs)
+        if depth >= _MOST_DEPTH or not all(0 <= child < len(self.graphs) for child in children):
+            self.lost = self.lost or index != 0
+            return unknown
+        key = (index, node.position)
+        values = [known.get(tensor) if tensor >= 0 else None for tensor in node.inputs]
+        if node.operator.opcode == "IF":
+            flag = values[0] if values else None
+            if not flag:
+                self.lost = self.lost or index != 0
+                return unknown
+            self.taken.setdefault(key, set()).add(bool(flag[0]))
+            return self.run(children[not flag[0]], values[1:], depth=depth + 1)
+        for turn in range(_MOST_TURNS + 1):
+            check = self.run(children[0], values, depth=depth + 1)
+            flag = check[0] if check else None
+            if flag is None or len(flag) != 1 or turn == _MOST_TURNS:
+                self.lost = self.lost or index != 0 or turn > 0
+                return unknown
+            if turn == 0:
+                self.taken.setdefault(key, set()).add(bool(flag[0]))
+            if not flag[0]:
+                return values
+            values = self.run(children[1], values, depth=depth + 1)
+        return unknown
+
+
+def _constants(node: NodeContext, known: dict[int, Values]) -> None:
+    for slot, tensor in enumerate(node.inputs):
+        if tensor >= 0 and tensor not in known:
+            values = node.constant_ints(slot)
+            if values is None:
+                values = _bools(node, slot)
+            if values is not None:
+                known[tensor] = values
 
 
 def _zeros(graph: WorkGraph, tensor: int) -> Values | None:
