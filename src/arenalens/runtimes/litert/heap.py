@@ -248,10 +248,10 @@ def interpreter_heap(
     if delegate == "none":
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
         invoke = functools.partial(first_invoke_parts, model, isa=isa, arenas=arena_sizes)
-        ways = heap_ways.heap_ways(read, model, lambda given: [*parts, *invoke(ways=given)])
+        picked = heap_ways.heap_ways(read, model, lambda given: [*parts, *invoke(ways=given)])
         return InterpreterHeap(
-            "none", (*parts, *invoke()), machine, threads=threads, isa=isa, ways=ways,
-            notes=(heap_ways.ways_note(ways),) if ways else (),
+            "none", (*parts, *invoke()), machine, threads=threads, isa=isa, ways=picked,
+            notes=(heap_ways.ways_note(picked),) if picked else (),
         )  # fmt: skip
     xnnpack = xnnpack_parts(model, arenas, isa, threads, first_workspace=_setup_workspace(reshapes))
     parts.extend(xnnpack)

@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model
-from arenalens.units import format_bytes_exact
 from arenalens.runtimes.litert.heap_control_flow import Ways
 from arenalens.runtimes.litert.heap_part import HeapPart
 from arenalens.runtimes.litert.prepare.state import RuntimeNode
 from arenalens.runtimes.litert.rules import litert_plans
+from arenalens.units import format_bytes_exact
 
 MOST_DECISIONS = 3
 _DECIDED = ("IF", "WHILE")
@@ -39,8 +39,14 @@ class Choice:
     @property
     def words(self) -> str:
         if self.opcode == "IF":
-            return f"the IF at operator {self.operator} takes its {'then' if self.taken else 'else'} branch"
-        return f"the WHILE at operator {self.operator} {'runs' if self.taken else 'never runs'} its body"
+            return f"the IF at operator {self.operator} takes its {self.taken_words} branch"
+        return f"the WHILE at operator {self.operator} {self.taken_words} its body"
+
+    @property
+    def taken_words(self) -> str:
+        if self.opcode == "IF":
+            return "then" if self.taken else "else"
+        return "runs" if self.taken else "never runs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,11 +160,9 @@ def way_document(way: Way) -> dict[str, object]:
     """One way as JSON (heap_json's `ways`)."""
     return {
         "choices": [
-            {"opcode": choice.opcode, "operator": choice.operator,
-             "taken": ("then" if choice.taken else "else") if choice.opcode == "IF"
-             else ("runs" if choice.taken else "never runs")}
+            {"opcode": choice.opcode, "operator": choice.operator, "taken": choice.taken_words}
             for choice in way.choices
-        ],  # fmt: skip
+        ],
         "after_setup_bytes": way.after_setup,
         "after_first_invoke_bytes": way.after_first_invoke,
         "peak_bytes": way.peak,

@@ -111,7 +111,9 @@ class _Walk:
         self.taken: dict[tuple[int, int], set[bool]] = {}
         self.lost = False  # a loop or a branch inside a child not followed
 
-    def run(self, index: int, inputs: Sequence[Values | None], *, depth: int) -> list[Values | None]:
+    def run(
+        self, index: int, inputs: Sequence[Values | None], *, depth: int
+    ) -> list[Values | None]:
         """Subgraph `index` on its inputs' values (None: unknown) → its outputs' values."""
         graph, contexts = self.graphs[index]
         known = {
