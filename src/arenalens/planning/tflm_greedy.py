@@ -86,7 +86,7 @@ def _place_by_steps(
     buffers = problem.buffers
     if not buffers:
         return {}
-    ids, starts, ends, sizes, fixed = zip(*buffers, strict=True)  # the columns, one C loop
+    ids, starts, ends, sizes, fixed = problem.columns  # the checker reads them too
     steps = sorted({*starts, *ends})
     rank_of = dict(zip(steps, range(len(steps)), strict=True))
     lows = list(map(rank_of.__getitem__, starts))
