@@ -78,7 +78,7 @@ class ArenaProblem:
     name: str  # "head" (TFLM), "subgraph 0", "subgraph 0 persistent" (LiteRT)
     problem: Problem
     buffers: Mapping[int, PlannedBuffer]
-    steps: tuple[Step, ...]  # what runs at each step of this arena's timeline
+    steps: Sequence[Step]  # what runs at each step of this arena's timeline
     runtime_planner: str  # registered planner that reproduces the runtime
     # Planners that cannot honour this arena's constraints (e.g. a persistent arena is fixed).
     notes: tuple[str, ...] = ()

@@ -8,14 +8,15 @@ is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from itertools import chain, repeat
-from operator import add, attrgetter
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from arenalens.analysis.lifetimes import (
     UNSET,
+    OperatorSteps,
     ScratchLifetime,
     ScratchRequest,
     Step,
@@ -37,11 +38,6 @@ MAX_EXTRA_TFLM_STEPS = 100_000
 _INDEX, _OPCODE, _RAW_CODE, _INPUTS, _OUTPUTS = map(
     attrgetter, ("index", "opcode", "raw_builtin_code", "inputs", "outputs")
 )
-
-
-def _pairs(tensors: Iterable[tuple[int, ...]], steps: Iterable[int]) -> Iterator[tuple[int, int]]:
-    """(tensor, step) for every tensor of each group with its step, in order (C loops)."""
-    return chain.from_iterable(map(dict.items, map(dict.fromkeys, tensors, steps)))
 
 
 def tflm_planned(tensor: Tensor) -> bool:
@@ -171,7 +167,10 @@ class _TflmMarker:
         for position, request in enumerate(self.scratch):
             key = (request.subgraph, request.operator)
             self.scratch_by_op.setdefault(key, []).append(position)
-        self.steps: list[Step] = [Step(0, 0, None, "inputs of subgraph 0")]
+        # Steps, or runs of a subgraph's operators whose Steps are made when first read.
+        self.steps: list[Step | tuple[int, int, Sequence[Operator]]] = [
+            Step(0, 0, None, "inputs of subgraph 0")
+        ]
 
     def set_first(self, index: int, tensor: int) -> None:
         self.first[index].setdefault(tensor, self.step)
@@ -229,19 +228,19 @@ class _TflmMarker:
         operators = subgraph.operators
         start = self.step + 1
         steps = range(start, start + len(operators))
-        self.steps.extend(
-            map(Step, steps, repeat(index), map(_INDEX, operators), map(_OPCODE, operators))
-        )
-        # Every mark of an operator is its step: (tensor, step) pairs, made and applied by C
-        # loops. Last marks: the latest wins, so every tensor an operator touches, in order.
-        # First marks: an output's earliest step (the pairs in reverse order), unless marked
-        # before this walk. (A -1, no tensor, is marked too and never read.)
-        touched = map(add, map(_INPUTS, operators), map(_OUTPUTS, operators))
-        self.last[index].update(_pairs(touched, steps))
-        earliest = dict(_pairs(map(_OUTPUTS, reversed(operators)), reversed(steps)))
-        first = self.first[index]
-        earliest.update(first)
-        first.update(earliest)
+        self.steps.append((start, index, operators))
+        # Every mark of an operator is its step. Last marks: the latest wins, so every tensor
+        # an operator touches, in order. First marks: an output's earliest step, unless marked
+        # before this walk. (A -1, no tensor, is marked too and never read.) A plain loop: a
+        # chain of C calls per operator (dict.fromkeys, items, chain) costs more.
+        first, last = self.first[index], self.last[index]
+        keep_first = first.setdefault
+        for step, op in enumerate(operators, start):
+            for tensor in op.inputs:
+                last[tensor] = step
+            for tensor in op.outputs:
+                last[tensor] = step
+                keep_first(tensor, step)
         requests = [
             (key[1], positions) for key, positions in self.scratch_by_op.items() if key[0] == index
         ]
@@ -285,7 +284,7 @@ class _TflmMarker:
         )
         counts = tuple(len(subgraph.tensors) for subgraph in self.model.subgraphs)
         lifetimes = MarkedLifetimes(self.first, self.last, counts)
-        return Timeline("tflm", lifetimes, scratch, tuple(self.steps))
+        return Timeline("tflm", lifetimes, scratch, OperatorSteps(self.steps))
 
 
 class MarkedLifetimes(Mapping[tuple[int, int], TensorLifetime]):
