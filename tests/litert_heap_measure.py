@@ -35,8 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tests.litert_held15_cases import HYBRID_LSTM_NAMES, held15_case
 from tests.litert_held15_cases import NAMES as HELD15_NAMES
-from tests.litert_held15_cases import held15_case
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
@@ -280,6 +280,8 @@ HELD_OUT = (*HELD_OUT, *((f"callonce15b_{seed}", "call_once15b", seed) for seed 
 # CNNs at odd sizes, int16 activations, int4 and blockwise weights, dynamic-range weights,
 # slices / gathers / concatenations, several signatures), measured on the AMD EPYC.
 HELD_OUT = (*HELD_OUT, *((name, f"held15:{family}", n) for name, family, n in HELD15_NAMES))
+# Hybrid sequence LSTMs drawn after their Prepare and Eval were replayed (held15b_*).
+HELD_OUT = (*HELD_OUT, *((name, f"held15:{family}", n) for name, family, n in HYBRID_LSTM_NAMES))
 
 
 def kernel_case(name: str) -> bytes:

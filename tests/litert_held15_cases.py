@@ -189,10 +189,13 @@ def gru(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
     return [x], [h]
 
 
-def lstm(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+def lstm(
+    d: _Draw, g: SubgraphBuilder, *, always_hybrid: bool = False
+) -> tuple[list[int], list[int]]:
     batch, steps = d.rng.choice((1, 2, 3)), d.rng.randint(2, 6)
     width, cell = d.rng.choice((5, 8, 13, 16)), d.rng.choice((6, 9, 16, 24))
     hybrid, cifg = d.rng.random() < 0.4, d.rng.random() < 0.4
+    hybrid = hybrid or always_hybrid
     x = g.add_tensor("x", [batch, steps, width])
 
     def weights(rows: int, columns: int) -> int:
@@ -616,7 +619,17 @@ def signatures(seed: int) -> bytes:
 
 def held15_case(family: str, n: int) -> bytes:
     """A held15 model's bytes: family and its number n (1-based), seed SEED_BASE + 100 x the
-    family's place + n."""
+    family's place + n; `hybrid_lstm` (held15b_*: drawn after the hybrid sequence LSTM's
+    Prepare and Eval were replayed from held15_lstm_1-4), the lstm family's draws at seeds
+    SEED_BASE + 5000 + n with 8-bit weights always."""
+    if family == "hybrid_lstm":
+        d = _Draw(SEED_BASE + 5000 + n)
+        model = ModelBuilder(description="arenalens: held15b hybrid lstm")
+        g = model.add_subgraph("main")
+        inputs, outputs = lstm(d, g, always_hybrid=True)
+        g.set_inputs(inputs)
+        g.set_outputs(outputs)
+        return model.build()
     seed = SEED_BASE + 100 * FAMILIES.index(family) + n
     if family == "signatures":
         return signatures(seed)
@@ -632,3 +645,5 @@ def held15_case(family: str, n: int) -> bytes:
 NAMES = tuple(
     (f"held15_{family}_{n}", family, n) for family in FAMILIES for n in range(1, PER_FAMILY + 1)
 )
+# Drawn after the hybrid sequence LSTM was replayed (heap_kernels, heap_invoke).
+HYBRID_LSTM_NAMES = tuple((f"held15b_lstm_{n}", "hybrid_lstm", n) for n in range(1, 9))

@@ -693,13 +693,19 @@ def _mean_optimized(model: Model, prepared: PreparedSubgraph, node: RuntimeNode)
 
 
 def _plain_sequence_lstm(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
-    """A float or int8 sequence LSTM (not hybrid: weights of its activations' type)."""
+    """A float or int8 sequence LSTM, or a hybrid one (float activations, int8 weights:
+    lstm_eval.cc EvalHybrid quantizes into its arena temporaries; its products allocate
+    nothing, traced on held15_lstm_1-4)."""
     if len(node.inputs) < 3:
         return False
     data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[2])
     if data is None or weights is None:
         return False
-    return (data.dtype, weights.dtype) in (("FLOAT32", "FLOAT32"), ("INT8", "INT8"))
+    return (data.dtype, weights.dtype) in (
+        ("FLOAT32", "FLOAT32"),
+        ("INT8", "INT8"),
+        ("FLOAT32", "INT8"),
+    )
 
 
 def _hybrid(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
