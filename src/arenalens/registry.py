@@ -30,15 +30,19 @@ class Settings:
 
     names: frozenset[str]
     takes_any: bool = False  # the function has **settings: every setting given is passed on
+    # The search effort it takes when offered none (`arenalens.effort`); None: it takes none.
+    default_effort: float | None = None
 
     @classmethod
     def of(cls, function: Callable[..., Any]) -> Settings:
         """Read a function's settings from its signature."""
         parameters = list(inspect.signature(function).parameters.values())[1:]
         named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        effort = next((p.default for p in parameters if p.name == "effort"), None)
         return cls(
             names=frozenset(p.name for p in parameters if p.kind in named),
             takes_any=any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters),
+            default_effort=float(effort) if isinstance(effort, int | float) else None,
         )
 
     def takes(self, name: str) -> bool:
