@@ -67,7 +67,8 @@ _CHILDREN = {
 }
 # The ways run-time values pick, given: by (subgraph index, node position), an IF's then branch
 # (True) or else branch, whether a WHILE's body runs.
-Ways = Mapping[tuple[int, int], bool]
+# An IF that takes both branches in turn (in a loop's body): the branches in order.
+Ways = Mapping[tuple[int, int], bool | tuple[bool, ...]]
 NO_WAYS: Ways = MappingProxyType({})
 # Subgraph::AllocateTensors over a delegated plan: the unordered_set of delegated node indices
 # (its node and its bucket array), freed at once.
@@ -188,13 +189,43 @@ def control_flow_eval(
     way = ways.get((prepared.index, node.position))
     if node.opcode == "IF":
         if way is not None:
-            moment = sum(_if_moment(prepared, node, allocated[indices[not way]].prepared))
-            heap.take(moment)
-            heap.give(moment)
-            one = replace(named, indices=(indices[not way],))
-            return _run_children(heap, one, released, state)
+            return _if_given(heap, prepared, node, named, way, released=released, state=state)
         return _if_eval(heap, prepared, node, named, released=released, state=state)
-    return _while_eval(heap, node, named, released=released, state=state, way=way)
+    return _while_eval(
+        heap, node, named, released=released, state=state,
+        way=way if isinstance(way, bool) else None,
+    )  # fmt: skip
+
+
+def _if_given(
+    heap: Heap,
+    prepared: PreparedSubgraph,
+    node: RuntimeNode,
+    named: _Children,
+    way: bool | tuple[bool, ...],
+    *,
+    released: set[int],
+    state: object,
+) -> ControlFlowRun:
+    """The branch `way` names run (True: then), or each of several in turn (an IF in a loop's
+    body that takes its then branch at the first turn and its else branch after: each one's
+    first run, its arena released before the next; later turns add nothing)."""
+    runs = []
+    for taken in (way,) if isinstance(way, bool) else way:
+        index = named.indices[not taken]
+        moment = sum(_if_moment(prepared, node, named.allocated[index].prepared))
+        heap.take(moment)
+        heap.give(moment)
+        run = _run_children(heap, replace(named, indices=(index,)), released, state)
+        state = run.state
+        runs.append(run)
+    return ControlFlowRun(
+        exact=all(run.exact for run in runs),
+        estimated=tuple(name for run in runs for name in run.estimated),
+        peak_exact=all(run.peak_exact for run in runs),
+        released=sum(run.released for run in runs),
+        state=state,
+    )
 
 
 def control_flow_unsized(model: Model) -> tuple[str, ...]:

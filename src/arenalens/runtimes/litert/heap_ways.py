@@ -109,12 +109,13 @@ def heap_ways(
     found = decisions(model)
     plans = [plan.prepared for plan in litert_plans(model)]
     # The ways all-zero inputs take inside the children (an IF in a loop's body that takes
-    # the same branch at every turn): given in the zero way only (other inputs may differ).
-    inner = {
-        (state.index, node.position): node.zero_way
+    # the same branch at every turn, or both in turn): given in the zero way only (other inputs
+    # may take them otherwise).
+    inner: dict[tuple[int, int], bool | tuple[bool, ...]] = {
+        (state.index, node.position): node.zero_turns or bool(node.zero_way)
         for state in plans[1:]
         for node in state.nodes
-        if node.zero_way is not None and node.opcode in _DECIDED
+        if (node.zero_way is not None or node.zero_turns) and node.opcode in _DECIDED
         and (node.opcode == "IF" or node.first_check is None)
     }  # fmt: skip
     if len(found) > MOST_DECISIONS or not (found or inner):

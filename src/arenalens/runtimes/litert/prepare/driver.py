@@ -40,6 +40,7 @@ class _SubgraphRun:
     eval_dynamic: dict[int, str] = field(default_factory=dict)  # IF / WHILE: why, by position
     first_check: dict[int, bool] = field(default_factory=dict)  # WHILE: its first check, known
     zero_way: dict[int, bool] = field(default_factory=dict)  # IF / WHILE: with zero inputs
+    zero_turns: dict[int, tuple[bool, ...]] = field(default_factory=dict)  # IF: both, in order
 
 
 def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
@@ -55,8 +56,11 @@ def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
             # allocates it; planned the same way then.
             _prepare_subgraph(model, runs, index, allocated, reached=False)
     ways = zero_ways([(run.graph, run.contexts) for run in runs])
-    for (index, position), way in ways.items():
-        runs[index].zero_way[position] = way
+    for (index, position), taken in ways.items():
+        if len(taken) == 1:
+            runs[index].zero_way[position] = taken[0]
+        elif runs[index].contexts[position].operator.opcode == "IF":
+            runs[index].zero_turns[position] = taken
     return tuple(_freeze(run, index, index in allocated) for index, run in enumerate(runs))
 
 
@@ -305,6 +309,7 @@ def _freeze(run: _SubgraphRun, index: int, allocated: bool) -> PreparedSubgraph:
             eval_dynamic=run.eval_dynamic.get(ctx.position, ""),
             first_check=run.first_check.get(ctx.position),
             zero_way=run.zero_way.get(ctx.position),
+            zero_turns=run.zero_turns.get(ctx.position, ()),
         )
         for ctx in run.contexts
     )

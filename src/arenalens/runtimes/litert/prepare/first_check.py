@@ -76,27 +76,24 @@ def first_check(parent: NodeContext, condition: Sequence[NodeContext]) -> bool |
 
 def zero_ways(
     graphs: Sequence[tuple[WorkGraph, Sequence[NodeContext]]],
-) -> dict[tuple[int, int], bool]:
-    """The way each IF and WHILE takes when every model input is zeros, as the wheel
+) -> dict[tuple[int, int], tuple[bool, ...]]:
+    """The ways each IF and WHILE takes when every model input is zeros, as the wheel
     measurement sets them (tests/litert_heap_measure.py), by (subgraph, node position): an
     IF's then branch (True) or else branch (False), from its condition's first element (if.cc
     Eval: `cond_tensor->data.b[0]`); whether a WHILE's body runs (its first check). The
     primary subgraph is followed from its inputs, each IF into the branch it takes, each WHILE
     turn by turn (its condition, then its body on the loop values the last turn left, up to
-    `_MOST_TURNS`): an IF or WHILE in a child is named only where every run of it takes the
-    same way. Absent: one whose condition is not followed here (a float comparison, a value no
-    rule evaluates); if a loop is not followed to its end, every child's. `graphs`: each
+    `_MOST_TURNS`): each one's ways in the order it first takes them (an IF in a loop's body
+    may take its then branch at the first turn, its else branch after). Absent: one whose
+    condition is not followed here (a float comparison, a value no rule evaluates); if a loop
+    is not followed to its end, every child's. `graphs`: each
     subgraph's graph and its nodes' contexts after Prepare."""
     if not graphs:
         return {}
     walk = _Walk(graphs)
     graph = graphs[0][0]
     walk.run(0, [_zeros(graph, tensor) for tensor in graph.inputs], depth=0)
-    return {
-        key: next(iter(taken))
-        for key, taken in walk.taken.items()
-        if len(taken) == 1 and (key[0] == 0 or not walk.lost)
-    }
+    return {key: tuple(taken) for key, taken in walk.taken.items() if key[0] == 0 or not walk.lost}
 
 
 _MOST_TURNS = 64
@@ -108,7 +105,7 @@ class _Walk:
 
     def __init__(self, graphs: Sequence[tuple[WorkGraph, Sequence[NodeContext]]]) -> None:
         self.graphs = graphs
-        self.taken: dict[tuple[int, int], set[bool]] = {}
+        self.taken: dict[tuple[int, int], list[bool]] = {}
         self.lost = False  # a loop or a branch inside a child not followed
 
     def run(
@@ -135,6 +132,11 @@ class _Walk:
                 known[node.outputs[0]] = result
         return [known.get(tensor) for tensor in graph.subgraph.outputs]
 
+    def _take(self, key: tuple[int, int], way: bool) -> None:
+        taken = self.taken.setdefault(key, [])
+        if way not in taken:
+            taken.append(way)
+
     def _control_flow(
         self, index: int, node: NodeContext, known: dict[int, Values], depth: int
     ) -> list[Values | None]:
@@ -157,7 +159,7 @@ class _Walk:
             if not flag:
                 self.lost = self.lost or index != 0
                 return unknown
-            self.taken.setdefault(key, set()).add(bool(flag[0]))
+            self._take(key, bool(flag[0]))
             return self.run(children[not flag[0]], values[1:], depth=depth + 1)
         for turn in range(_MOST_TURNS + 1):
             check = self.run(children[0], values, depth=depth + 1)
@@ -166,7 +168,7 @@ class _Walk:
                 self.lost = self.lost or index != 0 or turn > 0
                 return unknown
             if turn == 0:
-                self.taken.setdefault(key, set()).add(bool(flag[0]))
+                self._take(key, bool(flag[0]))
             if not flag[0]:
                 return values
             values = self.run(children[1], values, depth=depth + 1)

@@ -67,6 +67,9 @@ class RuntimeNode:
     # input is zeros (prepare.first_check.zero_ways); None where that is not followed, or not
     # an IF or WHILE of the primary subgraph.
     zero_way: bool | None = None
+    # An IF in a loop's body that takes both branches over the turns with zero inputs: the
+    # branches in the order it first takes them (True: then); () for any other.
+    zero_turns: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
