@@ -88,3 +88,34 @@ def test_the_heap_view_on_a_phone(
         watched.page.screenshot(path=str(ARTIFACTS / "report-heap-phone.png"), full_page=True)
     finally:
         watched.page.close()
+
+
+def test_the_ways_a_model_input_picks(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An IF whose branch is a model input's (if_state_case 12): under each delegate a table of
+    both ways, their figures as --json has them, the one all-zero inputs take named."""
+    from tests.litert_control_flow_heap_cases import if_state_case
+
+    model = tmp_path / "if.tflite"
+    model.write_bytes(if_state_case(12))
+    page = tmp_path / "ways.html"
+    assert main(["report", str(model), "--runtime", "litert", "-o", str(page), "--json"]) == 0
+    heaps = json.loads(capsys.readouterr().out)["reports"][0]["interpreter_heap"]
+    watched = PageWatch(browser, page)
+    try:
+        watched.settle()
+        blocks = watched.page.locator("#heap .heap-delegate")
+        for index, heap in enumerate(heaps):
+            rows = blocks.nth(index).locator("tr.heap-way").all_inner_texts()
+            assert len(rows) == len(heap["ways"]) == 2
+            for row, way in zip(rows, heap["ways"], strict=True):
+                assert f"{way['after_first_invoke_bytes']:,} B" in row
+                assert f"{way['peak_bytes']:,} B" in row
+                assert ("all-zero inputs" in row) is way["zero_inputs"]
+            assert "IF at operator 1: then branch" in rows[0]
+        assert watched.console == []
+    finally:
+        watched.page.close()

@@ -192,6 +192,17 @@ def _interpreter_heap() -> dict[str, Any]:
     return heap
 
 
+def _heap_way() -> dict[str, Any]:
+    """A LiteRT report document's first way a model input picks (an IF's branch)."""
+    from arenalens.pipeline import analyze
+    from tests.litert_control_flow_heap_cases import if_state_case
+
+    analysis = analyze(if_state_case(12), runtime="litert")
+    report = report_document([build_report(analysis)], tool="arenalens")["reports"][0]
+    way: dict[str, Any] = report["interpreter_heap"][0]["ways"][0]
+    return way
+
+
 def test_the_typedefs_describe_every_field_of_the_document() -> None:
     analysis = analysis_for(synthetic_model(4))
     report = build_report(analysis, budget=64 * 1024)
@@ -226,6 +237,8 @@ def test_the_typedefs_describe_every_field_of_the_document() -> None:
         "PlacedBuffer": _placed_verdict()["placement"]["banks"][0],
         "InterpreterHeap": _interpreter_heap(),
         "HeapPart": _interpreter_heap()["parts"][0],
+        "HeapWay": _heap_way(),
+        "WayChoice": _heap_way()["choices"][0],
     }
     typedefs = _typedefs()
     optional = _optional_properties()

@@ -59,6 +59,25 @@
  * @property {string | null} estimate  how far off it may be, and which way
  * @property {HeapPart[]} parts
  * @property {string[]} notes
+ * @property {HeapWay[]} [ways]  each way a model input picks (an IF's branch, a WHILE's body
+ *   run or not) with its own figures; those above count the larger of each
+ */
+
+/**
+ * @typedef {object} HeapWay
+ * @property {WayChoice[]} choices
+ * @property {number} after_setup_bytes
+ * @property {number} after_first_invoke_bytes
+ * @property {number} peak_bytes
+ * @property {boolean} exact  replayed with no other way counted
+ * @property {boolean} zero_inputs  the way all-zero inputs take
+ */
+
+/**
+ * @typedef {object} WayChoice
+ * @property {string} opcode  "IF" | "WHILE"
+ * @property {number} operator  its operator index in the primary subgraph
+ * @property {string} taken  "then" | "else" (IF), "runs" | "never runs" (WHILE)
  */
 
 /**

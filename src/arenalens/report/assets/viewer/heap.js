@@ -53,12 +53,35 @@ function heapBlock(heap) {
     element("tbody", null, [...rows, ...totalRows]),
   ]);
   const words = heap.exact ? "within 1%, never under" : heap.estimate || "estimate";
+  const ways = heap.ways || [];
   return element("div", { class: "heap-delegate", "data-delegate": heap.delegate }, [
     element("h3", { text: (DELEGATE_LABELS[heap.delegate] || heap.delegate) + ": peak " + formatBytes(heap.peak_bytes) }),
     element("div", { class: "note", text: heap.machine + " \u00b7 " + words }),
     bar,
     element("div", { class: "table-scroll" }, [table]),
+    ...(ways.length ? [element("div", { class: "table-scroll" }, [waysTable(ways)])] : []),
     ...heap.notes.map((note) => element("div", { class: "note", text: "Note: " + note })),
+  ]);
+}
+
+/**
+ * Each way a model input picks, with its figures (the table above counts the larger of each).
+ * @param {import("./document.js").HeapWay[]} ways
+ * @returns {HTMLElement}
+ */
+function waysTable(ways) {
+  const rows = ways.map((way) => element("tr", { class: "heap-way" }, [
+    element("td", { text: way.choices.map((choice) => choice.opcode + " at operator " + choice.operator + ": "
+      + (choice.opcode === "IF" ? choice.taken + " branch" : "body " + choice.taken)).join(", ")
+      || "every input zeros" }),
+    ...[way.after_setup_bytes, way.after_first_invoke_bytes, way.peak_bytes].map((bytes) =>
+      element("td", { text: numberText(bytes) + " B" })),
+    element("td", { text: (way.exact ? "exact" : "estimate") + (way.zero_inputs ? ", all-zero inputs" : "") }),
+  ]));
+  return element("table", { class: "totals heap-ways" }, [
+    element("thead", null, [element("tr", null, ["if the run takes", "after setup", "after the first invoke",
+      "peak", "how sure"].map((text) => element("th", { text })))]),
+    element("tbody", null, rows),
   ]);
 }
 
