@@ -107,3 +107,24 @@ def test_the_zero_way_is_the_conditions_value(seed: int, then: bool, tmp_path: P
     note = next(note for note in heap.notes if "a model input picks" in note)
     assert "the IF at operator 1 takes its then branch" in note
     assert "(the way all-zero inputs take)" in note
+
+
+def test_the_zero_walk_stops_at_its_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loop of 1,000 turns is not followed to its end (64 turns at most): its first check is
+    still named, its children's ways are not; past the walk's node budget (nested loops
+    multiply their turns) neither are the children's."""
+    from arenalens.runtimes.litert.prepare import first_check
+    from arenalens.runtimes.litert.prepare.driver import prepare_model
+    from tests.litert_control_flow_heap_cases import control_flow_heap_case, reshaping_while
+
+    model = analyze(reshaping_while(1000), runtime="litert").model
+    loop = next(node for node in prepare_model(model)[0].nodes if node.opcode == "WHILE")
+    assert loop.zero_way is True
+    model = analyze(control_flow_heap_case(19), runtime="litert").model  # cf11_19
+    inner = [node for state in prepare_model(model)[1:] for node in state.nodes
+             if node.opcode == "IF"]  # fmt: skip
+    assert [node.zero_turns for node in inner] == [(True, False)]
+    monkeypatch.setattr(first_check, "_MOST_STEPS", 5)
+    prepared = prepare_model(model)
+    assert not any(node.zero_turns for state in prepared[1:] for node in state.nodes)
+    assert next(node for node in prepared[0].nodes if node.opcode == "WHILE").zero_way is True

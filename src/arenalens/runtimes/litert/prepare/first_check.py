@@ -98,6 +98,9 @@ def zero_ways(
 
 _MOST_TURNS = 64
 _MOST_DEPTH = 8
+# Node evaluations one walk may spend (nested loops multiply their turns): past it, every
+# child's way is left unknown.
+_MOST_STEPS = 20_000
 
 
 class _Walk:
@@ -107,6 +110,7 @@ class _Walk:
         self.graphs = graphs
         self.taken: dict[tuple[int, int], list[bool]] = {}
         self.lost = False  # a loop or a branch inside a child not followed
+        self.steps = 0
 
     def run(
         self, index: int, inputs: Sequence[Values | None], *, depth: int
@@ -119,6 +123,10 @@ class _Walk:
             if tensor >= 0 and values is not None
         }
         for node in contexts:
+            self.steps += 1
+            if self.steps > _MOST_STEPS:
+                self.lost = True
+                return [None] * len(graph.subgraph.outputs)
             _constants(node, known)
             opcode = node.operator.opcode
             if opcode in ("IF", "WHILE"):
