@@ -123,6 +123,7 @@ def _head_buffers(
     A tensor is sized by its eval dims after Prepare: `shapes` holds those a kernel rewrote."""
     offsets = offline_offsets(model)
     bound_in_prepare = prepare_bound_tensors(model)
+    rewritten = bool(shapes or bound_in_prepare)
     lifetimes = timeline.lifetimes
     buffers: list[Buffer] = []
     meanings: list[tuple[Any, ...]] = []  # PlannedBuffer's fields, made when a report asks
@@ -141,10 +142,15 @@ def _head_buffers(
             if tensor.has_data and not is_variable:
                 continue  # constant data is never planned (most tensors: skip their bytes)
             offline = offsets[position] if offsets is not None else ONLINE
-            key = (subgraph_index, tensor.index)
-            nbytes = tflm_tensor_bytes(tensor, shapes.get(key))
             # InitializeAllocationInfo: no constant data, not a variable, bytes to hold.
-            planned = not is_variable and nbytes > 0 and key not in bound_in_prepare
+            number = tensor.index
+            if rewritten:
+                key = (subgraph_index, number)
+                nbytes = tflm_tensor_bytes(tensor, shapes.get(key))
+                planned = not is_variable and nbytes > 0 and key not in bound_in_prepare
+            else:  # no kernel rewrote or bound an output (most models): no key to make
+                nbytes = tflm_tensor_bytes(tensor)
+                planned = not is_variable and nbytes > 0
             if is_variable and offline != ONLINE:
                 planned = True  # an offline-planned variable moves from the tail to the head
             if not planned:
@@ -152,14 +158,14 @@ def _head_buffers(
             if offline < ONLINE:
                 raise ModelError(
                     model.source,
-                    f"offline plan gives tensor {tensor.index} of subgraph {subgraph_index} "
+                    f"offline plan gives tensor {number} of subgraph {subgraph_index} "
                     f"the offset {offline}, before the arena start",
                 )
             if marked is not None:
-                first = first_marks.get(tensor.index, UNSET)
-                last = last_marks.get(tensor.index, UNSET)
+                first = first_marks.get(number, UNSET)
+                last = last_marks.get(number, UNSET)
             else:
-                life = lifetimes[key]
+                life = lifetimes[(subgraph_index, number)]
                 first, last = life.first, life.last
             untouched += first == -1 and last == -1
             index = len(buffers)
@@ -174,7 +180,7 @@ def _head_buffers(
                     index,
                     _VARIABLE if is_variable else _TENSOR,
                     subgraph_index,
-                    tensor.index,
+                    number,
                     None,
                     tensor.name,
                     nbytes,
