@@ -79,15 +79,17 @@ class Problem:
     overlaps: tuple[Overlap, ...] = ()
 
     def __post_init__(self) -> None:
-        ids = [b.id for b in self.buffers]
-        if len(set(ids)) != len(ids):
+        # By column (`columns`, which the planner and the checker read next): a Python step
+        # per buffer costs more.
+        ids, _, _, sizes, _ = self.columns
+        known = set(ids)
+        if len(known) != len(ids):
             raise ValueError("buffer ids must be unique")
         if self.alignment < 1:
             raise ValueError(f"alignment must be >= 1, got {self.alignment}")
-        for buffer in self.buffers:
-            if buffer.size < 0:
-                raise ValueError(f"buffer {buffer.id} has negative size {buffer.size}")
-        known = set(ids)
+        if min(sizes, default=0) < 0:
+            buffer = next(b for b in self.buffers if b.size < 0)
+            raise ValueError(f"buffer {buffer.id} has negative size {buffer.size}")
         pairs: set[frozenset[int]] = set()
         for overlap in self.overlaps:
             if overlap.output not in known or overlap.input not in known:
