@@ -619,3 +619,16 @@ def test_the_cached_device_sample_still_holds(tmp_path: Path) -> None:
     assert probed >= len(cache["pairs"]) * 3 // 4
     probes = {entry["probe"] for entry in cache["pairs"] if entry["at_figure"]}
     assert len(probes) >= 10  # Cortex-M and ESP probes alike
+
+
+def test_a_refusal_before_the_unknown_size_counts_when_its_command_says_the_size(
+    wheel: Wheel,
+) -> None:
+    """Seed 1500301 flow 203 (`--wide`): `optimize` of a model whose audio input has an unknown
+    size, with `--target pixel-7a`, refused the board first (LiteRT ignores an offline plan) and
+    named `check model.tflite --target pixel-7a`, which runs and says INPUT SHAPE UNKNOWN with
+    `--input-shape`. The judge wanted `--input-shape` in optimize's own error and called the
+    flow wrong; the refusal that comes first is right when the command it names says it."""
+    summary = run_campaign(seed=1500301, flows=1, start=203, wide=True, device_sample_every=0)
+    assert summary.failures == [] and not summary.harness_errors
+    assert summary.claims.get(("refuses-unknown-size", CONFIRMED)) == 1
