@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 # LiteRT's Eigen float blocks follow the CPU's caches (eigen_blocking.replayed_caches): the
 # suite's figures are the measuring machine's whatever CPU runs it.
@@ -16,6 +17,11 @@ os.environ["ARENALENS_CPU_CACHES"] = "49152,2097152,314572800"
 # LiteRT's figures are for the running machine's ISA by default (isa.default_isa): the suite
 # pins the measuring machine's, so that they do not follow the CPU that runs it either.
 os.environ["ARENALENS_ISA"] = "x86-64-avx512"
+# Timings are benchmarks' business (benchmarks/), not a unit test's: hypothesis's default 200 ms
+# deadline per example failed a property under CI's load (two workers on two cores) while the
+# answers were right. Every property runs without a clock.
+settings.register_profile("arenalens", deadline=None)
+settings.load_profile("arenalens")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODELS = Path(

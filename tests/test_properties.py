@@ -106,3 +106,11 @@ def test_every_reorderer_returns_a_valid_deterministic_schedule(rng: random.Rand
         reordered = apply_schedule(model, Schedule(MappingProxyType({0: result.order})))
         for runtime in available_runtimes():
             analyze(reordered, runtime=runtime)
+
+
+def test_no_property_runs_on_a_clock() -> None:
+    # conftest's profile: a loaded CI machine must not fail a property on hypothesis's 200 ms
+    # deadline per example (tests/report/test_tflm_ascii.py did, under two workers on two cores).
+    from hypothesis import settings
+
+    assert settings().deadline is None
