@@ -55,6 +55,7 @@ from arenalens.runtimes.litert import (
     xnnpack_blockwise,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_subgraphs,
     xnnpack_variables,
 )
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
@@ -689,7 +690,13 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     ISA's configurations), what the kernel holds before that operator is created, plus the
     fingerprint's blocks."""
     kernels = delegate_kernels(model)
-    reshaped = sum(xnnpack_objects.reshape_bytes(*kernel[:2], model) for kernel in kernels)
+    # A CALL_ONCE init's reshape-time blocks are made at its first Eval, not in setup's figure.
+    first_eval = xnnpack_subgraphs.first_eval_inits(model, heap_xnnpack.delegated_view(model))
+    reshaped = sum(
+        xnnpack_objects.reshape_bytes(graph, subset, model)
+        for graph, subset, _ in kernels
+        if graph.index not in first_eval
+    )
     # The empty temporaries arrays Prepare replaces are held until then: in the transient
     # (delegate_kernels' shared bytes), not in what setup keeps.
     before = after_setup - late - reshaped - replaced_temporaries(model)

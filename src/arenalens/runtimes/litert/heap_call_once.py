@@ -22,10 +22,11 @@ tflite/arena_planner.cc*), with the builtin kernels and under XNNPACK.
 Under XNNPACK (the delegated view, heap_xnnpack): the init's delegate kernels were built with
 every other subgraph's, but are first reshaped here, in its AllocateTensors' node Prepares
 (xnnpack_delegate.cc Subgraph::Prepare → runtime.c xnn_reshape_runtime): each kernel's
-indirection buffers, then its memory plan's tracker and scratch and, where its plan is larger,
-the delegate's shared workspace grown (`KernelReshape.steps`, on the workspace the state
-carries), all before the planner's commit; its Invoke then makes the variables it assigns
-(heap_resources).
+operators' reshape-time blocks (an average pooling's or reduction's buffers ...: left out of
+setup's objects) and indirection buffers, then its memory plan's tracker and scratch and,
+where its plan is larger, the delegate's shared workspace grown (`KernelReshape.steps`, on the
+workspace the state carries), all before the planner's commit; its Invoke then makes the
+variables it assigns (heap_resources).
 
 An init subgraph that runs other subgraphs (a CALL_ONCE, IF or WHILE of its own) would have its
 AllocateTensors prepare those too: not replayed, its CALL_ONCE keeps heap_invoke's labelled
@@ -244,6 +245,8 @@ def call_once_eval(
     heap.take(found.kept - (found.creates_backend if state.backend else 0) - found.arena_block)
     workspace = state.workspace
     for kernel in found.reshapes:
+        # Its operators' other reshape-time blocks, kept (made with its indirection buffers).
+        heap.take(kernel.operator_blocks)
         steps, workspace = kernel.steps(workspace)
         for step in steps:
             if step > 0:

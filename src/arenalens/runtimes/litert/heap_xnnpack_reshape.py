@@ -87,12 +87,17 @@ class KernelReshape:
     scratch_exact: bool = True
     # Its convolutions' and max poolings' indirection buffers (usable bytes, kept), made by
     # their reshape before the plan (runtime.c xnn_reshape_runtime: every operator's reshape,
-    # then xnn_plan_memory), and whether each is modelled (`_indirection_blocks`). Its other
-    # reshape-time blocks (xnnpack_objects.reshape_bytes) are counted in setup's objects.
+    # then xnn_plan_memory), and whether each is modelled (`_indirection_blocks`).
     # `replayed` is False where there is any: heap_replan keeps its bound; a CALL_ONCE's init
     # replays them (heap_call_once).
     indirection: tuple[int, ...] = ()
     indirection_modelled: bool = False
+    # Its other reshape-time blocks (xnnpack_objects.reshape_bytes: an average pooling's zero
+    # and indirection buffers, a reduction's zero buffer, a resize's indirection, a dynamically
+    # quantized convolution's 8 B), kept: counted in setup's objects for a kernel
+    # allocate_tensors() or the first invoke prepares, taken by a CALL_ONCE init's first Eval
+    # (heap_call_once; setup's objects leave them out, xnnpack_objects.delegate_objects).
+    operator_blocks: int = 0
 
     def steps(self, workspace: int) -> tuple[tuple[int, ...], int]:
         """(usable-byte steps: positive taken, negative freed; the shared workspace's request
@@ -142,6 +147,7 @@ def kernel_reshapes(
             exact and len({plan.placed for plan in plans}) == 1,
             indirection or (),
             indirection is not None,
+            reshape_bytes(subgraph, subset, model),
         )
     return MappingProxyType(found)
 

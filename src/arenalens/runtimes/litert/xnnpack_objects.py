@@ -42,7 +42,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.runtimes.litert import glibc, xnnpack_attention, xnnpack_variables
+from arenalens.runtimes.litert import (
+    glibc,
+    xnnpack_attention,
+    xnnpack_subgraphs,
+    xnnpack_variables,
+)
 from arenalens.runtimes.litert.heap_interpreter import handle_key
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.heap_xnnpack import (
@@ -680,6 +685,8 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
     kernels = runtimes = operators = aligned = 0
     blocks = len(DELEGATE_REQUESTS) + CPUINFO_BLOCKS + 4
     exact = True
+    # A CALL_ONCE init's reshape-time blocks are made at its first Eval (heap_call_once).
+    inits = xnnpack_subgraphs.first_eval_inits(model, view)
     for subgraph, delegated in zip(model.subgraphs, view.subgraphs, strict=True):
         split = partition(subgraph, model)
         for subset in node_subsets(subgraph, split.delegated):
@@ -688,6 +695,8 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
             kernels += kernel_bytes(subgraph, subset, model)
             runtimes += runtime_bytes(subgraph, subset, model)
             made, known = operators_bytes(subgraph, subset, model)
+            if subgraph.index in inits:
+                made -= reshape_bytes(subgraph, subset, model)
             operators += made
             aligned += aligned_blocks(subgraph, subset, model)
             exact = exact and known

@@ -78,7 +78,7 @@ def _replayed_init(model: Model, index: int) -> bool:
     """A CALL_ONCE's init subgraph whose first Eval heap_call_once replays under the delegate:
     it runs no other subgraph, is no MediaPipe custom operator's, and each indirection buffer
     its kernels' reshape makes is modelled (heap_xnnpack_reshape.KernelReshape.indirection;
-    their other reshape-time blocks are counted in setup's objects, xnnpack_objects)."""
+    their other reshape-time blocks are its `operator_blocks`, made at the first Eval too)."""
     if not 0 <= index < len(model.subgraphs):
         return False
     subgraph = model.subgraphs[index]
@@ -113,6 +113,19 @@ def prepared(view: Model | None) -> set[int]:
                     reached.add(index)
                     pending.append(index)
     return reached
+
+
+def first_eval_inits(model: Model, view: Model | None) -> frozenset[int]:
+    """The CALL_ONCE inits allocate_tensors() does not prepare on the delegated plan (`view`,
+    `prepared`): their kernels' first reshape, and every block it makes, is the CALL_ONCE's
+    first Eval (call_once.cc Eval: `init.AllocateTensors()`; heap_call_once)."""
+    named = {
+        int(str(operator.options.get(_INIT, -1) or 0))
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+        if operator.opcode == _CALL_ONCE
+    }
+    return frozenset(named - prepared(view)) if view is not None else frozenset()
 
 
 def _children(opcode: str, options: Mapping[str, object]) -> tuple[int, ...]:
