@@ -116,6 +116,10 @@ def test_the_ways_a_model_input_picks(
                 assert f"{way['peak_bytes']:,} B" in row
                 assert ("all-zero inputs" in row) is way["zero_inputs"]
             assert "IF at operator 1: then branch" in rows[0]
+            note = blocks.nth(index).locator(".note").first.inner_text()
+            assert heap["estimate"] in note
+            if heap["delegate"] == "none":  # each way exact: the larger way's figures
+                assert "sizing figures: the larger of the 2 ways" in note
         assert watched.console == []
     finally:
         watched.page.close()

@@ -32,7 +32,9 @@ def heap_tables(heaps: Sequence[Mapping[str, Any]]) -> list[Table | Text]:
         shown.append(heap_table(heap))
         words = "" if heap["exact"] else str(heap["estimate"] or "")
         if words:
-            shown.append(Text(f"estimate: {words}", style="yellow"))
+            # The ways' words say what the figures are themselves (heap_ways.ways_words).
+            label = "" if words.startswith("sizing figures:") else "estimate: "
+            shown.append(Text(f"{label}{words}", style="yellow"))
         for note in heap.get("notes", ()):
             shown.append(Text(f"note: {note}", style="dim"))
     return shown

@@ -109,6 +109,32 @@ def test_the_zero_way_is_the_conditions_value(seed: int, then: bool, tmp_path: P
     assert "(the way all-zero inputs take)" in note
 
 
+def test_the_estimate_says_the_figure_is_the_larger_way(tmp_path: Path) -> None:
+    """Where each way is exact, the heap's words say so (the terminal's and the page's): the
+    sizing figures are the larger way's, the all-zero-inputs way named; only what no way
+    replays (XNNPACK's build transient) still errs high. Before: "estimate that errs high:
+    first-invoke kernel buffers, first-invoke transient"."""
+    from arenalens.report.heap_output import heap_tables
+    from tests.litert_control_flow_heap_cases import control_flow_heap_case
+
+    path = tmp_path / "model.tflite"
+    for data, zero, delegate in ((if_state_case(12), "the IF at operator 1 takes its then "
+                                  "branch", "none"),
+                                 (control_flow_heap_case(19), "the WHILE at operator 1 runs "
+                                  "its body", "xnnpack")):  # fmt: skip
+        path.write_bytes(data)
+        analysis = analyze(path, runtime="litert")
+        sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+        heap = interpreter_heap(analysis.model, sizes, delegate=delegate)
+        words = heap.estimate or ""
+        assert words.startswith("sizing figures: the larger of the 2 ways a model input picks")
+        assert f"all-zero inputs take the one where {zero}" in words
+        assert "first-invoke" not in words
+        assert ("errs high: XNNPACK build transient" in words) is (delegate == "xnnpack")
+        shown = [str(text) for text in heap_tables([heap_document(heap)])]
+        assert words in shown and f"estimate: {words}" not in shown
+
+
 def test_the_zero_walk_stops_at_its_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     """A loop of 1,000 turns is not followed to its end (64 turns at most): its first check is
     still named, its children's ways are not; past the walk's node budget (nested loops

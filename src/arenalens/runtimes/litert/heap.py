@@ -143,6 +143,13 @@ class InterpreterHeap:
             smallest = min(self.after_setup, self.after_first_invoke)
             within = "within 1%, never under: " if 100 * allowance <= smallest else ""
             return f"{within}exact but for the allowances ({allowances}), which err high"
+        # Parts counted as the larger of each way a model input picks, each way exact.
+        decided = heap_ways.decided_parts(self.ways, self.parts)
+        rest = [p for p in self.parts if not p.exact and not p.allowance and p.name not in decided]
+        if decided and not rest:
+            exact = f"exact but for the allowances ({allowances}), which err high"
+            return heap_ways.ways_words(self.ways, exact)
+        ways = heap_ways.ways_words(self.ways, "exact in its first invoke") if decided else ""
         estimated = ", ".join(
             part.name
             + (
@@ -151,11 +158,11 @@ class InterpreterHeap:
                 if part.mmapped
                 else ""
             )
-            for part in self.parts
-            if not part.exact and not part.allowance
+            for part in rest
         )
         return (
-            f"estimate that errs high: {estimated} (measured never under with "
+            (f"{ways}; " if ways else "")
+            + f"estimate that errs high: {estimated} (measured never under with "
             f"{self.isa.tiles_name}; another CPU's figure: --isa)"
         )
 

@@ -157,6 +157,33 @@ def ways_note(ways: Sequence[Way]) -> str:
     )
 
 
+def decided_parts(ways: Sequence[Way], parts: Sequence[HeapPart]) -> frozenset[str]:
+    """The parts counted as the larger of each way (not exact in `parts`) that every way has
+    exact: none unless every way is exact."""
+    if not ways or not all(way.exact for way in ways):
+        return frozenset()
+    exact = [{part.name for part in way.parts if part.exact} for way in ways]
+    return frozenset(
+        part.name
+        for part in parts
+        if not part.exact and not part.allowance and all(part.name in names for names in exact)
+    )
+
+
+def ways_words(ways: Sequence[Way], exact: str) -> str:
+    """The heap's estimate words where the ways explain its non-exact parts: the sizing
+    figures are the larger way's, each way `exact` (how), the all-zero-inputs way named."""
+    zero = next((way for way in ways if way.zero_inputs), None)
+    named = f"; all-zero inputs take the one where {zero.words}" if zero is not None else ""
+    return (
+        f"{SIZING_WORDS} the larger of the {len(ways)} ways a model input picks, which a "
+        f"device must hold; each way {exact}{named}"
+    )
+
+
+SIZING_WORDS = "sizing figures:"
+
+
 def way_document(way: Way) -> dict[str, object]:
     """One way as JSON (heap_json's `ways`)."""
     return {
