@@ -88,9 +88,14 @@ def _place_by_steps(
         return {}
     ids, starts, ends, sizes, fixed = problem.columns  # the checker reads them too
     steps = sorted({*starts, *ends})
-    rank_of = dict(zip(steps, range(len(steps)), strict=True))
-    lows = list(map(rank_of.__getitem__, starts))
-    highs = list(map(rank_of.__getitem__, ends))
+    lows: Sequence[int] = starts
+    highs: Sequence[int] = ends
+    if steps[0] != 0 or steps[-1] != len(steps) - 1:
+        # Steps with gaps (or negative): ranked. The usual TFLM timeline's steps are already
+        # 0..n-1, each its own rank, and ranking them costs a dict and two maps per plan.
+        rank_of = dict(zip(steps, range(len(steps)), strict=True))
+        lows = list(map(rank_of.__getitem__, starts))
+        highs = list(map(rank_of.__getitem__, ends))
     # Ranks the lifetimes span (one less per buffer live at no step): which path is faster.
     if sum(map(sub, highs, lows)) + len(buffers) > area_per_buffer * len(buffers):
         return None
@@ -140,8 +145,8 @@ def _place_by_steps(
 
 def _in_processing_order(
     buffers: Sequence[Buffer],
-    lows: list[int],
-    highs: list[int],
+    lows: Sequence[int],
+    highs: Sequence[int],
     *,
     ids: Sequence[int],
     sizes: Sequence[int],

@@ -9,12 +9,9 @@ kernels set up but refuse a type only when Invoke runs; those are reasons too, w
 
 from __future__ import annotations
 
-from itertools import chain
-from operator import attrgetter
-
 from arenalens.builds.build import HOST, Build
 from arenalens.cannot_run import group_refusals
-from arenalens.ir import Model
+from arenalens.ir import Model, Tensor
 from arenalens.memo import recent_by_identity
 from arenalens.records import record
 from arenalens.runtimes import Obstacle
@@ -31,7 +28,8 @@ from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setup
 from arenalens.runtimes.tflm.resources import invoke_failures, resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
 
-_DTYPE_NAME, _SHAPE = attrgetter("dtype.name"), attrgetter("shape")
+# The type names TFLM sizes, as a set (a membership test on the mapping proxy costs twice).
+_SIZED_TYPES = frozenset(TFLM_ELEMENT_BYTES)
 # Kernel events that make an operator an obstacle or an estimate (`_operator_obstacles`).
 _NOTABLE_EVENTS = frozenset({Refusal, OutputShape, Estimate})
 
@@ -96,10 +94,11 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     standing_in: dict[str, bool] = {}  # by opcode: asked once per model, not per operator
     is_host = build.is_host
     for subgraph in model.subgraphs:
-        found.extend(_unsized_tensors(model, subgraph.index))
-        # No dim <= 0 in any of the subgraph's tensors (a C loop over every dim): then only the
-        # shapes Prepare rewrote can be dynamic.
-        positive = min(chain.from_iterable(map(_SHAPE, subgraph.tensors)), default=1) > 0
+        # No dim <= 0 in any of the subgraph's tensors: then only the shapes Prepare rewrote
+        # can be dynamic.
+        positive, unsized = _tensor_facts(subgraph.tensors)
+        if unsized is not None:
+            found.append(_unsized_obstacle(unsized, subgraph.index))
         for operator in subgraph.operators:
             setup = next(setups)
             # The fields read here, unpacked at once (a NamedTuple field read by name costs a
@@ -156,19 +155,28 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     )
 
 
-def _unsized_tensors(model: Model, subgraph_index: int) -> list[Obstacle]:
-    subgraph = model.subgraphs[subgraph_index]
-    if TFLM_ELEMENT_BYTES.keys() >= set(map(_DTYPE_NAME, subgraph.tensors)):
-        return []  # the usual subgraph, told by a C loop over its tensors' type names
-    tensor = next(t for t in subgraph.tensors if t.dtype.name not in TFLM_ELEMENT_BYTES)
-    return [
-        Obstacle(
-            f"TFLM cannot size tensor {tensor.index} '{tensor.name}' ({tensor.dtype.name}): "
-            "setup fails",
-            subgraph=subgraph_index,
-            dtype=tensor.dtype.name,
-        )
-    ]
+def _tensor_facts(tensors: tuple[Tensor, ...]) -> tuple[bool, Tensor | None]:
+    """(no tensor has a dim <= 0, the first tensor TFLM cannot size or None), in one pass over
+    the tensors: the pass reads each tensor's fields once (two C passes, a type-name set and a
+    chain of every dim, cost more)."""
+    positive, unsized, sized = True, None, _SIZED_TYPES
+    for tensor in tensors:
+        if unsized is None and tensor.dtype.name not in sized:
+            unsized = tensor
+        if positive:
+            for dim in tensor.shape:
+                if dim <= 0:
+                    positive = False
+    return positive, unsized
+
+
+def _unsized_obstacle(tensor: Tensor, subgraph_index: int) -> Obstacle:
+    return Obstacle(
+        f"TFLM cannot size tensor {tensor.index} '{tensor.name}' ({tensor.dtype.name}): "
+        "setup fails",
+        subgraph=subgraph_index,
+        dtype=tensor.dtype.name,
+    )
 
 
 def _operator_obstacles(setup: OperatorSetup, positive_shapes: bool = False) -> list[Obstacle]:
