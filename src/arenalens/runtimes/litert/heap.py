@@ -65,7 +65,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     persistent_ro_blocks,
 )
 from arenalens.runtimes.litert.heap_invoke import first_invoke
-from arenalens.runtimes.litert.heap_part import MMAPPED_NOTE, HeapPart
+from arenalens.runtimes.litert.heap_part import MMAPPED_NOTE, HeapPart, PhasedFigures
 from arenalens.runtimes.litert.heap_threads import thread_parts, threads_unsized
 from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.heap_xnnpack_setup import (
@@ -96,7 +96,7 @@ WRAPPER_VARIATION_BYTES = 176
 
 
 @dataclass(frozen=True, slots=True)
-class InterpreterHeap:
+class InterpreterHeap(PhasedFigures):
     """Heap a LiteRT interpreter holds for a model under one delegate."""
 
     delegate: str  # xnnpack | none
@@ -108,24 +108,6 @@ class InterpreterHeap:
     # Each way a model input picks (heap_ways: an IF's branch, a WHILE's body run or not) with
     # its own figures; those above count the larger of each.
     ways: tuple[heap_ways.Way, ...] = ()
-
-    def _sum(self, *phases: str) -> int:
-        return sum(part.nbytes for part in self.parts if part.phase in phases)
-
-    @property
-    def after_setup(self) -> int:
-        """Live after Interpreter(...) and allocate_tensors()."""
-        return self._sum("setup")
-
-    @property
-    def after_first_invoke(self) -> int:
-        """Live after the first invoke()."""
-        return self._sum("setup", "first_invoke")
-
-    @property
-    def peak(self) -> int:
-        """The most live at any moment up to the end of the first invoke()."""
-        return self._sum("setup", "first_invoke", "transient")
 
     @property
     def exact(self) -> bool:

@@ -27,3 +27,28 @@ class HeapPart:
     # Not exact only because it holds a block glibc's mmap threshold decides (mmapped or from
     # the heap, as the process's history has it: glibc.threshold_decides), counted mmapped.
     mmapped: bool = False
+
+
+class PhasedFigures:
+    """The three figures summed over `parts` by phase: the heap's and each way's (heap_ways)."""
+
+    __slots__ = ()
+    parts: tuple[HeapPart, ...]
+
+    def _sum(self, *phases: str) -> int:
+        return sum(part.nbytes for part in self.parts if part.phase in phases)
+
+    @property
+    def after_setup(self) -> int:
+        """Live after Interpreter(...) and allocate_tensors()."""
+        return self._sum("setup")
+
+    @property
+    def after_first_invoke(self) -> int:
+        """Live after the first invoke()."""
+        return self._sum("setup", "first_invoke")
+
+    @property
+    def peak(self) -> int:
+        """The most live at any moment up to the end of the first invoke()."""
+        return self._sum("setup", "first_invoke", "transient")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from arenalens.ir import Model
 from arenalens.runtimes.litert.heap_control_flow import Ways
-from arenalens.runtimes.litert.heap_part import HeapPart
+from arenalens.runtimes.litert.heap_part import HeapPart, PhasedFigures
 from arenalens.runtimes.litert.prepare.state import RuntimeNode
 from arenalens.runtimes.litert.rules import litert_plans
 from arenalens.units import format_bytes_exact
@@ -50,27 +50,12 @@ class Choice:
 
 
 @dataclass(frozen=True, slots=True)
-class Way:
+class Way(PhasedFigures):
     """The heap's figures when the run takes `choices`."""
 
     choices: tuple[Choice, ...]
     parts: tuple[HeapPart, ...]
     zero_inputs: bool  # the way all-zero inputs take (the wheel measurement's)
-
-    def _sum(self, *phases: str) -> int:
-        return sum(part.nbytes for part in self.parts if part.phase in phases)
-
-    @property
-    def after_setup(self) -> int:
-        return self._sum("setup")
-
-    @property
-    def after_first_invoke(self) -> int:
-        return self._sum("setup", "first_invoke")
-
-    @property
-    def peak(self) -> int:
-        return self._sum("setup", "first_invoke", "transient")
 
     @property
     def exact(self) -> bool:

@@ -57,13 +57,7 @@ def first_check(parent: NodeContext, condition: Sequence[NodeContext]) -> bool |
         if values is not None:
             known[tensor] = values
     for node in condition:
-        for slot, tensor in enumerate(node.inputs):
-            if tensor >= 0 and tensor not in known:
-                values = node.constant_ints(slot)
-                if values is None:
-                    values = _bools(node, slot)
-                if values is not None:
-                    known[tensor] = values
+        _constants(node, known)
         result = _evaluate(node, known)
         if result is None:
             continue
