@@ -29,14 +29,21 @@ Four tables, every figure measured in this run (the machine's load average is pr
 
 Each measurement runs in a child process, so `--baseline SRC` (the `src` folder of another
 checkout, e.g. `git worktree add /tmp/before <commit>`) measures that code too, in the same run,
-taking turns, with a before/after column.
+taking turns, with a before/after column; and `--python EXE` (repeatable) runs every figure under
+each interpreter given (a virtual environment's python with the project's dependencies), since the
+interpreter's build moves every figure: CPython built without profile-guided and link-time
+optimisation (pyenv's default) runs the same bytecode about 1.4x slower than the builds python.org,
+Debian, Ubuntu and conda ship. Each interpreter is named with its version and the time it takes
+for a fixed pure-Python workload (`_INTERPRETER_PROBE`), measured in the same run.
 
 Run:  python benchmarks/bench_speed.py [--repeat 5] [--calls 40] [--baseline /tmp/before/src]
+          [--python /usr/bin/python3 --python .venv/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -47,6 +54,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -134,11 +142,61 @@ cpus, walls = [s[0] for s in samples], [s[1] for s in samples]
 print(json.dumps([statistics.median(walls), statistics.median(cpus), answer]))
 """
 
+# A fixed pure-Python workload (dict, tuple and attribute work, as the checker does), timed in
+# each interpreter to say how fast that interpreter runs bytecode: best of 5, milliseconds.
+_INTERPRETER_PROBE = """
+import json, platform, sys, time
+def work():
+    table = {}
+    for index in range(60_000):
+        key = (index & 255, index >> 8)
+        table[key] = table.get(key, 0) + len(key)
+    return sum(table.values())
+best = min((lambda start: (work(), time.process_time() - start)[1])(time.process_time())
+           for _ in range(5))
+print(json.dumps([platform.python_version(), platform.python_implementation(), best * 1000]))
+"""
+
 _TFLM = """
 import sys
 from tflite_micro import runtime
 runtime.Interpreter.from_bytes(open(sys.argv[1], "rb").read(), arena_size=int(sys.argv[2]))
 """
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What one column measures: this code (`source`, a src folder) under this interpreter."""
+
+    label: str
+    python: str
+    source: Path
+
+
+def variants_of(sources: dict[str, Path], pythons: Sequence[str]) -> list[Variant]:
+    """Every source under every interpreter, labelled by what differs."""
+    found = []
+    for python in pythons:
+        for name, source in sources.items():
+            label = name if len(pythons) == 1 else f"{name} · {interpreter_label(python)}"
+            found.append(Variant(label, python, source))
+    return found
+
+
+def interpreter_label(python: str) -> str:
+    """A short name for an interpreter: its path, home folder shortened."""
+    return python.replace(str(Path.home()), "~")
+
+
+def labels_of(variants: Sequence[Variant]) -> list[str]:
+    return [variant.label for variant in variants]
+
+
+def by_interpreter(variants: Sequence[Variant], variant: Variant) -> str:
+    """' under PYTHON' where the table has several interpreters, else nothing."""
+    if len({each.python for each in variants}) == 1:
+        return ""
+    return f" under {interpreter_label(variant.python)}"
 
 
 def installed_environment(folder: Path, source: Path) -> dict[str, str]:
@@ -247,7 +305,7 @@ def model_path(folder: Path, row: tuple[str, str, str]) -> Path:
 
 
 def in_process(
-    sources: dict[str, Path], folder: Path, calls: int, repeat: int, console: Console
+    variants: Sequence[Variant], folder: Path, calls: int, repeat: int, console: Console
 ) -> dict[str, dict[str, list[float]]]:
     """Table 1; returns {source label: {row: [wall ms, cpu ms]}} for the summary."""
     rows = [(row[0], model_path(folder, row), FITS_BUDGET, "check-cold") for row in MODELS]
@@ -262,14 +320,15 @@ def in_process(
     stream_label = f"{STREAM_CANDIDATES} distinct MobileNet-like candidates, once each"
     rows.append((f"{stream_label}, caches kept", stream, FITS_BUDGET, "stream"))
     rows.append((f"{stream_label}, cold", stream, FITS_BUDGET, "stream-cold"))
-    results: dict[str, dict[str, list[float]]] = {name: {} for name in sources}
+    results: dict[str, dict[str, list[float]]] = {variant.label: {} for variant in variants}
     started_load = load()
     for label, path, budget, mode in rows:
         for _ in range(repeat):
-            for name, source in sources.items():
-                environment = installed_environment(folder, source)
+            for variant in variants:
+                name = variant.label
+                environment = installed_environment(folder, variant.source)
                 command = [
-                    sys.executable,
+                    variant.python,
                     "-c",
                     _IN_PROCESS,
                     str(path),
@@ -290,28 +349,34 @@ def in_process(
         f"emptied before every call, but in the 'caches kept' row (load {started_load} → {load()})"
     )
     table.add_column("model")
-    for name in sources:
-        table.add_column(f"{name}: ms (CPU)", justify="right")
-        table.add_column(f"{name}: candidates/s/core", justify="right")
-    if len(sources) == 2:
-        table.add_column("speed-up (CPU)", justify="right")
+    for variant in variants:
+        table.add_column(f"{variant.label}: ms (CPU)", justify="right")
+        table.add_column(f"{variant.label}: candidates/s/core", justify="right")
+    # Before and after under the same interpreter, where a baseline is measured.
+    pairs = [
+        (before, after)
+        for before, after in itertools.pairwise(variants)
+        if before.python == after.python and before.source != after.source
+    ]
+    for _, after in pairs:
+        table.add_column(f"speed-up (CPU){by_interpreter(variants, after)}", justify="right")
     table.add_column("required bytes", justify="right")
     for label, *_ in rows:
         cells = [label]
-        for name in sources:
-            wall, cpu, _ = results[name][label]
+        for variant in variants:
+            wall, cpu, _ = results[variant.label][label]
             cells += [f"{wall:.2f} ({cpu:.2f})", f"{1000 / cpu:,.0f}"]
-        if len(sources) == 2:
-            before, after = (results[name][label][1] for name in sources)
-            cells.append(f"{before / after:.2f}x")
-        answers = {results[name][label][2] for name in sources}
+        for before, after in pairs:
+            old, new = (results[variant.label][label][1] for variant in (before, after))
+            cells.append(f"{old / new:.2f}x")
+        answers = {results[variant.label][label][2] for variant in variants}
         cells.append(", ".join(f"{a:,}" if isinstance(a, int) else a for a in sorted(answers)))
         table.add_row(*cells)
     console.print(table)
     return results
 
 
-def whole_process(sources: dict[str, Path], folder: Path, repeat: int, console: Console) -> None:
+def whole_process(variants: Sequence[Variant], folder: Path, repeat: int, console: Console) -> None:
     """Table 2: whole-process commands on a small model against `python -c pass`."""
     small = model_path(folder, SMALL_MODEL)
     remedy = model_path(folder, REMEDY_MODEL)
@@ -355,30 +420,31 @@ def whole_process(sources: dict[str, Path], folder: Path, repeat: int, console: 
     }
     started_load = load()
     times: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for source in sources.values():
+    for variant in variants:
         for arguments in commands.values():  # warm-up: writes the bytecode cache
-            timed([sys.executable, *arguments], installed_environment(folder, source))
+            timed([variant.python, *arguments], installed_environment(folder, variant.source))
     for _ in range(repeat):
         for command, arguments in commands.items():
-            for name, source in sources.items():
+            for variant in variants:
                 wall, cpu, _ = timed(
-                    [sys.executable, *arguments], installed_environment(folder, source)
+                    [variant.python, *arguments],
+                    installed_environment(folder, variant.source),
                 )
-                times.setdefault((name, command), []).append((wall, cpu))
+                times.setdefault((variant.label, command), []).append((wall, cpu))
     table = Table(
         title=f"2. whole process, {SMALL_MODEL[0]} ({REMEDY_MODEL[0]} in the last two rows), "
         f"median of {repeat} "
         f"(load {started_load} → {load()})"
     )
     table.add_column("command")
-    for name in sources:
+    for name in labels_of(variants):
         table.add_column(f"{name}: wall s", justify="right")
         table.add_column(f"{name}: CPU s", justify="right")
         table.add_column(f"{name}: over pass", justify="right")
         table.add_column(f"{name}: CPU over pass", justify="right")
     for command in commands:
         cells = [command]
-        for name in sources:
+        for name in labels_of(variants):
             walls = statistics.median(w for w, _ in times[(name, command)])
             cpus = statistics.median(c for _, c in times[(name, command)])
             base = statistics.median(w for w, _ in times[(name, "python -c pass")])
@@ -396,7 +462,7 @@ def whole_process(sources: dict[str, Path], folder: Path, repeat: int, console: 
     console.print(table)
 
 
-def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Console) -> None:
+def large_plans(variants: Sequence[Variant], folder: Path, repeat: int, console: Console) -> None:
     """Table 3: the 10,000- and 20,000-operator chains, whole processes, against real TFLM."""
     started_load = load()
     table = Table(
@@ -406,7 +472,7 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
     table.add_column("model")
     table.add_column("TFLM: wall s", justify="right")
     table.add_column("TFLM: CPU s", justify="right")
-    for name in sources:
+    for name in labels_of(variants):
         table.add_column(f"{name}: wall s", justify="right")
         table.add_column(f"{name}: CPU s", justify="right")
         table.add_column(f"{name} / TFLM", justify="right")
@@ -418,10 +484,10 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
         path.write_bytes(synthetic_model("chain", operators))
         samples: dict[str, list[tuple[float, float]]] = {}
         required = 0
-        for source in sources.values():  # warm-up
+        for variant in variants:  # warm-up
             output = timed(
                 [
-                    sys.executable,
+                    variant.python,
                     "-m",
                     "arenalens",
                     "plan",
@@ -430,7 +496,7 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
                     "tflm",
                     "--json",
                 ],
-                installed_environment(folder, source),
+                installed_environment(folder, variant.source),
             )[2]
             required = int(json.loads(output)["required_bytes"])
         tflm_environment = dict(os.environ)
@@ -440,10 +506,10 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
                 tflm_environment,
             )
             samples.setdefault("TFLM", []).append((wall, cpu))
-            for name, source in sources.items():
+            for variant in variants:
                 wall, cpu, _ = timed(
                     [
-                        sys.executable,
+                        variant.python,
                         "-m",
                         "arenalens",
                         "plan",
@@ -452,14 +518,14 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
                         "tflm",
                         "--json",
                     ],
-                    installed_environment(folder, source),
+                    installed_environment(folder, variant.source),
                 )
-                samples.setdefault(name, []).append((wall, cpu))
+                samples.setdefault(variant.label, []).append((wall, cpu))
         tflm_wall = statistics.median(w for w, _ in samples["TFLM"])
         tflm_cpu = statistics.median(c for _, c in samples["TFLM"])
         cells = [f"chain, {operators:,} operators", f"{tflm_wall:.3f}", f"{tflm_cpu:.3f}"]
         walls[("TFLM", operators)], cpus[("TFLM", operators)] = tflm_wall, tflm_cpu
-        for name in sources:
+        for name in labels_of(variants):
             wall = statistics.median(w for w, _ in samples[name])
             cpu = statistics.median(c for _, c in samples[name])
             walls[(name, operators)], cpus[(name, operators)] = wall, cpu
@@ -478,14 +544,14 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
         ]
 
     cells = ["per doubling (10k → 20k)", *doubling("TFLM")]
-    for name in sources:
+    for name in labels_of(variants):
         cells += [*doubling(name), "", ""]
     table.add_row(*cells)
     console.print(table)
     console.print(f"   load at the end: {load()}")
 
 
-def batch(sources: dict[str, Path], folder: Path, repeat: int, console: Console) -> None:
+def batch(variants: Sequence[Variant], folder: Path, repeat: int, console: Console) -> None:
     """Table 4: a folder of a thousand generated models, every core vs one, taking turns."""
     models = folder / "batch"
     models.mkdir(exist_ok=True)
@@ -511,9 +577,9 @@ def batch(sources: dict[str, Path], folder: Path, repeat: int, console: Console)
     count = 0
     for _ in range(repeat):
         for jobs in ("0", "1"):
-            for name, source in sources.items():
+            for variant in variants:
                 command = [
-                    sys.executable,
+                    variant.python,
                     "-m",
                     "arenalens",
                     "check",
@@ -524,10 +590,10 @@ def batch(sources: dict[str, Path], folder: Path, repeat: int, console: Console)
                     "--jobs",
                     jobs,
                 ]
-                wall, cpu, output = timed(command, installed_environment(folder, source))
+                wall, cpu, output = timed(command, installed_environment(folder, variant.source))
                 count = len(json.loads(output))
-                samples.setdefault((name, jobs), []).append((wall, cpu))
-    for name in sources:
+                samples.setdefault((variant.label, jobs), []).append((wall, cpu))
+    for name in labels_of(variants):
         for jobs in ("0", "1"):
             wall = statistics.median(w for w, _ in samples[(name, jobs)])
             cpu = statistics.median(c for _, c in samples[(name, jobs)])
@@ -546,29 +612,52 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=40, help="in-process calls per child")
     parser.add_argument("--baseline", type=Path, help="the src folder of the code to compare with")
     parser.add_argument("--only", nargs="+", choices=("in-process", "commands", "large", "batch"))
+    parser.add_argument(
+        "--python",
+        action="append",
+        metavar="EXE",
+        help="an interpreter to measure under (repeatable; default: this one); it needs the "
+        "project's dependencies, e.g. a virtual environment's python",
+    )
     args = parser.parse_args()
     sources = (
         {"arenalens": SOURCE}
         if args.baseline is None
         else {"before": args.baseline.resolve(), "after": SOURCE}
     )
+    pythons = args.python or [sys.executable]
+    variants = variants_of(sources, pythons)
     console = Console(width=240)
     only = set(args.only or ("in-process", "commands", "large", "batch"))
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         if "in-process" in only:
-            in_process(sources, folder, args.calls, args.repeat, console)
+            in_process(variants, folder, args.calls, args.repeat, console)
         if "commands" in only:
-            whole_process(sources, folder, args.repeat, console)
+            whole_process(variants, folder, args.repeat, console)
         if "large" in only:
-            large_plans(sources, folder, args.repeat, console)
+            large_plans(variants, folder, args.repeat, console)
         if "batch" in only:
-            batch(sources, folder, args.repeat, console)
+            batch(variants, folder, args.repeat, console)
+    for python in pythons:
+        console.print(interpreter_line(python))
     console.print(
-        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-        f"load average {load()} (1/5/15 min)"
+        f"{os.cpu_count()} CPUs, load average {load()} (1/5/15 min); the real TFLM rows under "
+        f"{interpreter_label(sys.executable)}"
     )
     return 0
+
+
+def interpreter_line(python: str) -> str:
+    """An interpreter, its version and how fast it runs a fixed pure-Python workload."""
+    output = subprocess.run(
+        [python, "-c", _INTERPRETER_PROBE], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    version, implementation, probe_ms = json.loads(output)
+    return (
+        f"{interpreter_label(python)}: {implementation} {version}, the fixed pure-Python "
+        f"workload in {probe_ms:.1f} ms CPU (best of 5)"
+    )
 
 
 if __name__ == "__main__":
