@@ -335,13 +335,17 @@ def _build_transient(
         model, setup, replayed, exact, isa, delegate_bytes=XNNPACK_DELEGATE_BYTES
     )
     invoke = sum(part.nbytes for part in parts if part.phase != "setup")
+    transient = max(moment - sum(setup.values()) - invoke, 0)
     return HeapPart(
         "XNNPACK build transient",
-        max(moment - sum(setup.values()) - invoke, 0),
+        transient,
         "transient",
         # Replayed block by block but for XNNPACK's fingerprint scratch, counted so that it
-        # never falls under (a convolution's dummy, a float GEMM's tile): not called exact.
-        False,
+        # never falls under (a convolution's dummy, a float GEMM's tile): not called exact
+        # where it counts bytes. At 0 B there is nothing to estimate: the moment, an upper
+        # bound, is under the first invoke's peak as counted, so the peak is the other parts'
+        # (exact or labelled) and this part adds nothing to it.
+        transient == 0,
         "while the delegate builds each kernel (xnnpack_delegate.cc Subgraph::Create): its "
         "XNNPACK subgraph's value and node arrays, Init's sets and maps and the partition, "
         "freed once the runtime exists, before the planner, the arena, XNNPACK's indirection "

@@ -52,7 +52,8 @@ function heapBlock(heap) {
       element("th", { text })))]),
     element("tbody", null, [...rows, ...totalRows]),
   ]);
-  const words = heap.exact ? "within 1%, never under" : heap.estimate || "estimate";
+  // The heap's own words (an exact heap's say whether its allowances keep it within 1%).
+  const words = heap.estimate || (heap.exact ? "exact" : "estimate");
   const ways = heap.ways || [];
   return element("div", { class: "heap-delegate", "data-delegate": heap.delegate }, [
     element("h3", { text: (DELEGATE_LABELS[heap.delegate] || heap.delegate) + ": peak " + formatBytes(heap.peak_bytes) }),
