@@ -267,10 +267,13 @@ def _first_invoke(
                     ruy.multiply(ruy_requests(hybrid, layout), cpuinfo=cpuinfo)
                 if not known:
                     estimated.append(opcode)
-            blocks = blockwise.eval_transient(model, prepared.index, node.inputs)
-            heap.take(blocks)
-            heap.give(blocks)
-            bounded = bounded or blocks > 0  # an int4 blockwise filter's vectors: blockwise.py
+            # An int4 blockwise filter's four vectors (blockwise.py), each a block of its own,
+            # so that one glibc's mmap threshold decides is counted as such.
+            blocks = blockwise.eval_blocks(model, prepared.index, node.inputs)
+            for block in blocks:
+                heap.take(block)
+            for block in blocks:
+                heap.give(block)
             continue
         if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
             # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
