@@ -168,3 +168,93 @@ def test_tflm_person_detect_cannot_run_on_litert() -> None:
         assert verdict.declared.status is Status.CANNOT_RUN
         assert "Was 3." in verdict.declared.refusals[0].reason
     assert arenalens.check(data, budget="100MB").declared.status is Status.EXACT
+
+
+def _add_constant(
+    shape: tuple[int, ...], nbytes: int, *, input_shape: tuple[int, ...] = (1, 4)
+) -> bytes:
+    """An int8 ADD of an input (of `input_shape`) and a constant of `shape` holding `nbytes`."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("x", list(input_shape), "INT8", quantization=quantization(0.5, 0))
+    constant = graph.add_tensor(
+        "c", list(shape), "INT8", data=bytes(nbytes), quantization=quantization(0.5, 0)
+    )
+    result = graph.add_tensor("y", [1, 4], "INT8", quantization=quantization(0.5, 0))
+    graph.add_operator("ADD", [source, constant], [result])
+    graph.set_inputs([source])
+    graph.set_outputs([result])
+    return builder.build()
+
+
+def _int4_weights(outputs: int, depth: int, nbytes: int) -> bytes:
+    """A float FULLY_CONNECTED with int4 per-channel weights whose buffer holds `nbytes`."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("x", [1, depth], "FLOAT32")
+    weights = graph.add_tensor(
+        "w",
+        [outputs, depth],
+        "INT4",
+        data=bytes(nbytes),
+        quantization=quantization([0.1] * outputs, [0] * outputs, axis=0),
+    )
+    result = graph.add_tensor("y", [1, outputs], "FLOAT32")
+    graph.add_operator("FULLY_CONNECTED", [source, weights, -1], [result])
+    graph.set_inputs([source])
+    graph.set_outputs([result])
+    return builder.build()
+
+
+_OVERFLOW = "BytesRequired number of elements overflowed."
+# The wheel prints subgraph.cc's check failing; arenalens names the check.
+_SHORT = "TF_LITE_ENSURE(required_bytes <= bytes) in SetTensorParametersReadOnly"
+# name → (model, the tensor LiteRT names, its message; None where the loader accepts the model)
+SIZE_CASES = {
+    "a constant holding its bytes": (_add_constant((4,), 4), None),
+    "a constant holding more than its bytes": (_add_constant((4,), 5), None),
+    "a constant holding fewer bytes": (_add_constant((4,), 3), (1, _SHORT)),
+    "a constant with a negative dimension": (_add_constant((1, -4), 4), (1, _OVERFLOW)),
+    "a constant with a zero then a negative dimension": (_add_constant((0, -4), 1), (1, _OVERFLOW)),
+    "an input with a negative dimension": (
+        _add_constant((4,), 4, input_shape=(1, -4)),
+        (0, _OVERFLOW),
+    ),
+    "int4 weights packed two a byte": (_int4_weights(3, 3, 5), None),
+    "int4 weights a byte short of packed": (_int4_weights(3, 3, 4), (1, _SHORT)),
+}
+
+
+@pytest.mark.parametrize("delegate", ["xnnpack", "none"])
+@pytest.mark.parametrize("name", sorted(SIZE_CASES))
+def test_arenalens_refuses_the_sizes_the_loader_refuses(name: str, delegate: str) -> None:
+    """A negative dimension (the fuzzer's input 610 of seed 16 had one in a dense layer's
+    weights, and crashed the first-invoke replay) or a constant short of its bytes: CANNOT RUN
+    under both delegates, with LiteRT's words; TFLM makes neither check."""
+    data, expected = SIZE_CASES[name]
+    verdict = arenalens.check(data, budget="100MB", runtime="litert", delegate=delegate)
+    if expected is None:
+        assert verdict.declared.status is not Status.CANNOT_RUN, verdict.declared.reasons
+        return
+    tensor, message = expected
+    assert verdict.declared.status is Status.CANNOT_RUN
+    (refusal,) = verdict.declared.refusals
+    assert refusal.phase == "setup"
+    assert f"('{message}' then 'Tensor {tensor} is invalidly specified in schema.')" in (
+        refusal.reason
+    )
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("name", sorted(SIZE_CASES))
+def test_the_wheel_refuses_the_same_sizes_with_the_same_words(name: str) -> None:
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+    data, expected = SIZE_CASES[name]
+    if expected is None:
+        interpreter_module.Interpreter(model_content=data).allocate_tensors()
+        return
+    tensor, message = expected
+    with pytest.raises(ValueError, match=f"Tensor {tensor} is invalidly specified") as raised:
+        interpreter_module.Interpreter(model_content=data)
+    words = "required_bytes <= bytes" if message == _SHORT else message
+    assert words in str(raised.value)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from arenalens.ir import Model
 from arenalens.runtimes import Obstacle
-from arenalens.runtimes.litert.loader import quantization_refusals
+from arenalens.runtimes.litert.loader import quantization_refusals, size_refusals
 from arenalens.runtimes.litert.prepare_refusals import prepare_refusals
 
 
@@ -16,6 +16,7 @@ def builtin_refusals(model: Model) -> tuple[Obstacle, ...]:
     """Every refusal of LiteRT's builtin kernels (no delegate), at setup or at Invoke."""
     return (
         *quantization_refusals(model),
+        *size_refusals(model),
         *unresolved_custom_operators(model),
         *integer_svdf_refusals(model),
         *activation_range_refusals(model),
@@ -31,6 +32,7 @@ def setup_refusals(model: Model) -> tuple[Obstacle, ...]:
     propagation runs: an Invoke-phase one lets it size the model."""
     found = (
         *quantization_refusals(model),
+        *size_refusals(model),
         *unresolved_custom_operators(model),
         *activation_range_refusals(model),
         *grouped_hybrid_convolution_refusals(model),
