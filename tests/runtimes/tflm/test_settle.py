@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens.runtimes.tflm.setup_layout import HOST_64
-from arenalens.runtimes.tflm.setup_replay import Action, Allocation, replay, settle
+from arenalens.runtimes.tflm.setup_replay import Action, Allocation, ResidueWalk, replay, settle
 
 _ALIGNMENTS = st.sampled_from([1, 2, 4, 8, 16])
 _FAILING = st.lists(
@@ -57,3 +58,26 @@ def test_the_head_is_left_to_a_replay_while_the_planner_holds_the_temp_end() -> 
     )
     assert settle(sequence, HOST_64).head is None
     assert settle((*sequence, Allocation(Action.RESET_TEMP, 0)), HOST_64).head == 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_step(), min_size=1, max_size=40), st.lists(st.integers(0, 80), max_size=3))
+def test_a_walk_fed_in_parts_settles_as_the_whole_sequence(
+    parts: list[list[Allocation]], cuts: list[int]
+) -> None:
+    """`ResidueWalk.take` part by part (the walk may end a part in its lockstep, its residues
+    grouped) settles to what one walk of the whole sequence does."""
+    sequence = [step for part in parts for step in part]
+    walk = ResidueWalk(HOST_64.planner_bytes_per_buffer)
+    start = 0
+    for cut in sorted(min(cut, len(sequence)) for cut in cuts):
+        walk.take(sequence[start:cut])
+        start = cut
+    walk.take(sequence[start:])
+    try:
+        whole = settle(sequence, HOST_64)
+    except ValueError:
+        with pytest.raises(ValueError):
+            walk.settled()
+        return
+    assert walk.settled() == whole

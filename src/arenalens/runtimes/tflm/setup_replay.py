@@ -35,7 +35,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
-from functools import partial
+from functools import cache, partial
 from math import gcd
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
@@ -245,9 +245,13 @@ class ResidueWalk:
     the size modulo 16, its tail offset and the largest lower bound on the size; the head at the
     end.
 
-    The residues are two lists of 16 (offsets, bounds), each step a comprehension over them: few
-    steps come here, as the walk hands the sequence to a `Lockstep` from the first tail
-    allocation on whose alignment divides the offsets' spacing. When a part ends with every
+    The residues are kept by group (`members`): residues whose offset and bound are equal stay
+    equal (every step is a function of a residue's offset and bound), so each group keeps one
+    offset and one bound, and each step is a comprehension over the groups. The first tail
+    allocation aligned to a makes 16 / a groups, a 16-aligned one at most two: a walk of 16
+    lists paid ~0.2 M instructions for the ~10 steps before Prepare (speed-setup15's callgrind
+    on VWW). Few steps come here, as the walk hands the sequence to a `Lockstep` from the first
+    tail allocation on whose alignment divides the offsets' spacing. When a part ends with every
     residue moving alike to the end (`aligned`: from the first 16-aligned tail allocation on),
     the walk's state is that `Lockstep`'s, and a caller may take steps it never writes straight
     into it (`setup` takes the kernels' events so)."""
@@ -258,6 +262,7 @@ class ResidueWalk:
         "highest_end",
         "impossible",
         "lockstep",
+        "members",
         "offsets",
         "planner_bytes_per_buffer",
         "temp",
@@ -266,10 +271,12 @@ class ResidueWalk:
 
     def __init__(self, planner_bytes_per_buffer: int) -> None:
         self.planner_bytes_per_buffer = planner_bytes_per_buffer
-        # Residue r → its tail offset d (the tail is 16·k + d for a size 16·k + r) and its lower
-        # bound b (every check so far holds from n = b + r on).
+        # Group → its tail offset d (the tail is 16·k + d for a size 16·k + r of each residue r
+        # in the group) and its lower bound b (every check so far holds from n = b + r on), and
+        # the residues of each group; at first each residue is a group.
         self.offsets = list(range(16))
         self.bounds = [NOTHING] * 16
+        self.members = _EACH_RESIDUE
         self.head = self.temp = 0
         self.impossible = False
         # Temp and head checks bound every residue by (their end - its offset): between two tail
@@ -300,7 +307,7 @@ class ResidueWalk:
                 return
             self._leave_lockstep()
         offsets, bounds, head, temp = self.offsets, self.bounds, self.head, self.temp
-        impossible, temp_known = self.impossible, self.temp_known
+        members, impossible, temp_known = self.members, self.impossible, self.temp_known
         highest_end = self.highest_end
         nothing = NOTHING
         while True:
@@ -310,13 +317,22 @@ class ResidueWalk:
                 break
             action = step.action
             if action is _PERSISTENT:
-                if highest_end != nothing:  # a check `tail >= highest_end`, for every residue
-                    bounds = _bounded(bounds, offsets, highest_end)
-                    highest_end = nothing
-                # The tail moves down; the new tail must not fall below the head.
                 nbytes, alignment = step.nbytes, step.alignment
-                offsets = [(d - nbytes) // alignment * alignment for d in offsets]
-                bounds = _bounded(bounds, offsets, head)
+                if members is _EACH_RESIDUE and highest_end == nothing and bounds == _UNBOUNDED:
+                    # The first tail move, nothing bounded yet: the residues fall into runs of
+                    # one offset each (the new tail must not fall below the head).
+                    members, firsts = _runs(nbytes % alignment, alignment)
+                    offsets = [(r - nbytes) // alignment * alignment for r in firsts]
+                    bounds = _bounded([nothing] * len(offsets), offsets, head)
+                else:
+                    if highest_end != nothing:  # a check `tail >= highest_end`, every residue
+                        bounds = _bounded(bounds, offsets, highest_end)
+                        highest_end = nothing
+                    # The tail moves down; the new tail must not fall below the head.
+                    offsets = [(d - nbytes) // alignment * alignment for d in offsets]
+                    bounds = _bounded(bounds, offsets, head)
+                    if len(set(offsets)) < len(offsets):
+                        offsets, bounds, members = _merged(offsets, bounds, members)
                 if step.fails_at:
                     bounds = _above_failing_starts(offsets, bounds, step.fails_at)
                 spacing = _spacing(offsets)
@@ -336,7 +352,7 @@ class ResidueWalk:
                     )
                     pending = lockstep.walk(steps, planner_bytes_per_buffer)
                     if pending is None:  # the part ended in it: the state stays there
-                        self.lockstep = lockstep
+                        self.lockstep, self.members = lockstep, members
                         return
                     offsets, bounds = lockstep.residues()
                     impossible = lockstep.impossible
@@ -366,7 +382,7 @@ class ResidueWalk:
                 ]
                 temp = start + table
         self.offsets, self.bounds, self.head, self.temp = offsets, bounds, head, temp
-        self.impossible, self.temp_known = impossible, temp_known
+        self.members, self.impossible, self.temp_known = members, impossible, temp_known
         self.highest_end = highest_end
 
     def _leave_lockstep(self) -> None:
@@ -388,10 +404,46 @@ class ResidueWalk:
             bounds = _bounded(bounds, offsets, self.highest_end)
         if self.impossible:
             raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
-        # Residue r fits from the first size n >= b + r with n = r (mod 16) on.
-        first = max(b + r + (-b) % 16 for r, b in enumerate(bounds))
+        # Residue r fits from the first size n >= b + r with n = r (mod 16) on: in a group, from
+        # that of its highest residue.
+        members = self.members
+        first = max(b + max(group) + (-b) % 16 for b, group in zip(bounds, members, strict=True))
         head = max(self.head, self.temp) if self.temp_known else None
-        return Settled(first - 15, head, tuple(r - d for r, d in enumerate(offsets)))
+        tails = [0] * 16
+        for d, group in zip(offsets, members, strict=True):
+            for r in group:
+                tails[r] = r - d
+        return Settled(first - 15, head, tuple(tails))
+
+
+# At first each residue is a group of its own, and no residue is bounded.
+_EACH_RESIDUE: tuple[tuple[int, ...], ...] = tuple((residue,) for residue in range(16))
+
+_Members = tuple[tuple[int, ...], ...]
+
+
+@cache
+def _runs(shift: int, alignment: int) -> tuple[_Members, tuple[int, ...]]:
+    """The residues r whose first tail move of n bytes aligned to a (n = `shift` mod a) gives
+    one offset, (r - n) // a · a: runs of consecutive residues; and each run's first."""
+    runs: dict[int, list[int]] = {}
+    for residue in range(16):
+        runs.setdefault((residue - shift) // alignment, []).append(residue)
+    members = tuple(tuple(run) for run in runs.values())
+    return members, tuple(run[0] for run in members)
+
+
+def _merged(
+    offsets: list[int], bounds: list[int], members: _Members
+) -> tuple[list[int], list[int], _Members]:
+    """The groups whose offset and bound are equal as one."""
+    merged: dict[tuple[int, int], tuple[int, ...]] = {}
+    for pair, group in zip(zip(offsets, bounds, strict=True), members, strict=True):
+        found = merged.get(pair)
+        merged[pair] = group if found is None else found + group
+    if len(merged) == len(offsets):  # equal offsets, other bounds: nothing to merge
+        return offsets, bounds, members
+    return [d for d, _ in merged], [b for _, b in merged], tuple(merged.values())
 
 
 def _bounded(bounds: list[int], offsets: list[int], end: int) -> list[int]:
@@ -407,6 +459,7 @@ _PLANNER, _LINEAR_PLANNER = Action.PLANNER, Action.LINEAR_PLANNER
 
 # No bound yet (lower than any): a highest end with nothing to give the bounds.
 NOTHING = -(1 << 62)
+_UNBOUNDED = [NOTHING] * 16  # no residue bounded yet (compared with, never changed)
 
 
 class Lockstep:
@@ -451,7 +504,7 @@ class Lockstep:
         temp_known: bool,
         spacing: int,
     ) -> None:
-        """`offsets` and `bounds` by residue, as `ResidueWalk` keeps them."""
+        """`offsets` and `bounds` by group of residues, as `ResidueWalk` keeps them."""
         self.spacing = spacing
         self.base = base = min(offsets)
         self.distances = distances = [offset - base for offset in offsets]
