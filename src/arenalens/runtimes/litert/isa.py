@@ -205,6 +205,10 @@ HOST = IsaProfile(
 # The int4 blockwise GEMM with AVX2 (gemm-config.c init_qd8_f32_qb4w_gemm_config: 3x8c8__avx2,
 # two planes): the wheel's workspace on the Zen EPYC packs 3 input rows of 8 + round_up(k, 8) B.
 _QB4W_AVX2 = GemmTile(mr=3, nr=8, kr=8)
+# The int4 per-channel GEMM with AVX2: qdu8_f32_qc4w 4x8c8__avx2_madd (its arch ranks above
+# qd8_f32_qc4w's SSE2 one: subgraph.c convert_gemm_to_qduint8; the wheel's trace on the EPYC);
+# with AVX-VNNI (Alder Lake and later) 5x8c8__avxvnni.
+_QC4W_AVX2 = GemmTile(mr=4, nr=8, kr=8)
 _AVX2_ZEN_TILES = XnnpackTiles(
     "x86-64 AVX2 + FMA3, AMD Zen",
     f32_gemm=GemmTile(mr=4, nr=16, kr=4),
@@ -215,6 +219,7 @@ _AVX2_ZEN_TILES = XnnpackTiles(
     heuristic_rows=True,  # the EPYC's deconvolutions (xnn7_deconvolution_*)
     qd8_gemm=GemmTile(mr=4, nr=8, kr=8),  # qd8_f32_qc8w 4x8c8__avx2
     qb4w_gemm=_QB4W_AVX2,
+    qc4w_gemm=_QC4W_AVX2,
 )
 _AVX2_TILES = XnnpackTiles(
     "x86-64 AVX2 + FMA3",
@@ -224,6 +229,7 @@ _AVX2_TILES = XnnpackTiles(
     f32_depthwise=_F32_DW_AVX,
     qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
     qb4w_gemm=_QB4W_AVX2,
+    qc4w_gemm=GemmTile(mr=5, nr=8, kr=8),  # AVX-VNNI's rows (5x8c8), AVX2's packing
 )
 X86_64_V3 = IsaProfile(
     "x86-64-v3",
@@ -259,7 +265,7 @@ X86_64_V3_ZEN = IsaProfile(
 _QS8_AVX512 = GemmTile(mr=7, nr=16, kr=8)
 
 
-def _avx512_tiles(name: str, qd8: GemmTile, qb4w: GemmTile) -> XnnpackTiles:
+def _avx512_tiles(name: str, qd8: GemmTile, qb4w: GemmTile, qc4w: GemmTile) -> XnnpackTiles:
     return XnnpackTiles(
         f"x86-64 AVX-512 {name}",
         f32_gemm=HOST_TILES.f32_gemm,
@@ -269,6 +275,7 @@ def _avx512_tiles(name: str, qd8: GemmTile, qb4w: GemmTile) -> XnnpackTiles:
         qs8_depthwise=HOST_TILES.qs8_depthwise,
         qd8_gemm=qd8,
         qb4w_gemm=qb4w,
+        qc4w_gemm=qc4w,
     )
 
 
@@ -278,10 +285,20 @@ X86_64_V4 = IsaProfile(
     "x86-64",
     (
         HOST_TILES,
-        _avx512_tiles("SKX (7x16c8 int8, qd8 8x16c8)", GemmTile(8, 16, 8), _QB4W_AVX2),
-        _avx512_tiles("VNNI (7x16c8 int8, qd8 10x16c8)", GemmTile(10, 16, 8), GemmTile(8, 16, 8)),
         _avx512_tiles(
-            "VNNI (7x16c8 int8, qd8 5x64c4, int4 14x16c8)", GemmTile(5, 64, 4), GemmTile(14, 16, 8)
+            "SKX (7x16c8 int8, qd8 8x16c8)", GemmTile(8, 16, 8), _QB4W_AVX2, GemmTile(8, 16, 8)
+        ),
+        _avx512_tiles(
+            "VNNI (7x16c8 int8, qd8 10x16c8)",
+            GemmTile(10, 16, 8),
+            GemmTile(8, 16, 8),
+            GemmTile(8, 16, 8),
+        ),
+        _avx512_tiles(
+            "VNNI (7x16c8 int8, qd8 5x64c4, int4 14x16c8)",
+            GemmTile(5, 64, 4),
+            GemmTile(14, 16, 8),
+            GemmTile(14, 16, 8),
         ),
     ),
     (RuyLayout(4, 16, 16),),  # ruy's AVX-512 path needs F, CD, BW, DQ, VL only
@@ -302,6 +319,7 @@ X86_64_V2 = IsaProfile(
             qs8_gemm=GemmTile(mr=3, nr=4, kr=8),  # 3x4c8__sse41_ld64
             f32_depthwise=_F32_DW_SSE,
             qs8_depthwise=DepthwiseTile(8, (3, 9, 25)),
+            qc4w_gemm=GemmTile(mr=5, nr=4, kr=8),  # qdu8_f32_qc4w 5x4c8__ssse3_madd
         ),
     ),
     # Without AVX2 ruy runs its portable path (1 × 1 layout): AVX2's counts err high.

@@ -26,14 +26,14 @@ VisitFullyConnectedNode, GetXNNPackDatatype, CheckFp16Scale; XNNPACK
   wheel's allocate_tensors() fails under XNNPACK (tests/litert_refusal_cases.py int4_blockwise_*).
 
 Modelled for blocks XNNPACK accepts (multiples of 32, XNN_MIN_BLOCKSIZE, dividing the depth):
-another block size fails in XNNPACK's create (not modelled: the partition stays a bound), as do
-int4 weights of one scale per channel (qcint4).
+another block size fails in XNNPACK's create (not modelled: the partition stays a bound). Int4
+weights of one scale per channel (qcint4): xnnpack_qc4w.
 """
 
 from __future__ import annotations
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.runtimes.litert import blockwise
+from arenalens.runtimes.litert import blockwise, xnnpack_qc4w
 
 MINIMUM_BLOCK = 32  # XNN_MIN_BLOCKSIZE
 # gemm-config.c: qdu8_f32_qb4w's nr with AVX-512 VNNI (the wheel's measuring machine), 16;
@@ -62,11 +62,11 @@ def takes_int4(model: Model, subgraph: Subgraph, operator: Operator) -> bool | N
     False where it refuses (an odd depth, scales that are not fp16 or do not divide the
     weights into blocks)."""
     weights = int4_weights(subgraph, operator)
-    if weights is None or len(weights.shape) != 2:
+    if weights is None:
         return None
     details = blockwise.blockwise(model, subgraph.index, weights.index)
     if details is None:
-        return None  # one scale per channel (qcint4): not modelled
+        return xnnpack_qc4w.takes(weights)  # one scale per channel, or one (qcint4)
     if not 0 <= details.scales < len(subgraph.tensors):
         return False
     scales = subgraph.tensors[details.scales]

@@ -303,12 +303,12 @@ def int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
 
 
 def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
-    """An int8 FULLY_CONNECTED's one-scale weights get one scale per output channel (a new
-    TfLiteFloatArray; the one-element array it replaces is freed)."""
+    """An int8 (or int4, qint4) FULLY_CONNECTED's one-scale weights get one scale per output
+    channel (a new TfLiteFloatArray; the one-element array it replaces is freed)."""
     if not int8_fully_connected(subgraph, operator):
         return 0
     weights = subgraph.tensors[operator.inputs[1]]
-    if weights.dtype.name == "INT4":
+    if weights.dtype.name == "INT4" and weights.quantization is None:
         return 0  # blockwise (qbint4): its scales stay the model's (xnnpack_blockwise)
     if operator.opcode == "BATCH_MATMUL":
         # VisitBatchMatMulNode: B's scales expanded to one per column of every batch (a

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.runtimes.litert import glibc, xnnpack_blockwise
+from arenalens.runtimes.litert import glibc, xnnpack_blockwise, xnnpack_qc4w
 
 XNN_EXTRA_BYTES = 16  # include/xnnpack.h, x86
 XNN_ALLOCATION_ALIGNMENT = 64  # src/xnnpack/common.h, x86-64 with AVX-512
@@ -73,6 +73,10 @@ class XnnpackTiles:
     # The int4 blockwise GEMM's (gemm-config.c init_qd8_f32_qb4w_gemm_config), where traced;
     # None: its input's packing is counted with the 8-bit hybrid GEMM's rows (an estimate).
     qb4w_gemm: GemmTile | None = None
+    # The int4 per-channel GEMM's (gemm-config.c: qdu8_f32_qc4w or qd8_f32_qc4w, whichever
+    # convert_gemm_to_qduint8 picks; kr before its two planes); None: not named, its packing
+    # keeps the bound and its input's packing the 8-bit hybrid GEMM's rows (an estimate).
+    qc4w_gemm: GemmTile | None = None
 
 
 # x86-64 with AVX-512 (skx), VNNI and AMX-INT8 (the measuring machine: tests/data/
@@ -87,6 +91,7 @@ HOST_TILES = XnnpackTiles(
     f32_depthwise=DepthwiseTile(16, (3, 4, 9, 25)),
     qs8_depthwise=DepthwiseTile(32, (3, 9, 25)),
     heuristic_rows=True,
+    qc4w_gemm=GemmTile(mr=16, nr=64, kr=4),  # qd8_f32_qc4w 16x64c4__avx512amx
 )
 
 WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
@@ -214,7 +219,14 @@ def packed_weights_request(
     if data is not None and data.dtype.name == "FLOAT32" and convolution.kind == "INT8":
         return hybrid_weights_request(operator, convolution, tiles)
     if convolution.kind == "INT4":
-        return xnnpack_blockwise.packed_request(model, subgraph, operator)
+        blocks = xnnpack_blockwise.packed_request(model, subgraph, operator)
+        if blocks is not None or xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is None:
+            return blocks
+        qc4w = tiles.qc4w_gemm
+        if qc4w is None or model is None:
+            return None
+        depth, channels = convolution.group_input_channels, convolution.group_output_channels
+        return xnnpack_qc4w.packed_request(channels, depth, qc4w.nr, qc4w.kr)
     element = 4 if convolution.kind == "FLOAT32" else 1
     scale = 0 if convolution.kind == "FLOAT32" else 4  # qs8_qc8w: a float scale per channel
     groups = convolution.groups

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.runtimes.litert import xnnpack_attention, xnnpack_blockwise
+from arenalens.runtimes.litert import xnnpack_attention, xnnpack_blockwise, xnnpack_qc4w
 from arenalens.runtimes.litert.heap_xnnpack import (
     BINARY_FLOAT,
     BINARY_QUANTIZED,
@@ -103,7 +103,11 @@ def hybrid_gemm(subgraph: Subgraph, operator: Operator) -> bool:
 
 
 def hybrid_gemm_workspace(
-    subgraph: Subgraph, operator: Operator, threads: int = 1, tiles: XnnpackTiles = HOST_TILES
+    subgraph: Subgraph,
+    operator: Operator,
+    threads: int = 1,
+    tiles: XnnpackTiles = HOST_TILES,
+    model: Model | None = None,
 ) -> int:
     """The operator workspace of a hybrid GEMM: its rows (the input's pixels or batch rows) by
     its depth (the weights' last dimension), packed inline. An int4 blockwise one packs them
@@ -114,8 +118,10 @@ def hybrid_gemm_workspace(
     depth = weights.shape[-1] if weights.shape else 1
     rows = data.element_count // max(depth, 1)
     columns = weights.shape[0] if weights.shape else 1
-    int4 = xnnpack_blockwise.int4_weights(subgraph, operator) is not None
-    gemm = tiles.qb4w_gemm if int4 else None
+    gemm = None
+    if xnnpack_blockwise.int4_weights(subgraph, operator) is not None:
+        per_channel = xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is not None
+        gemm = tiles.qc4w_gemm if per_channel else tiles.qb4w_gemm
     return hybrid_lhs_bytes(rows, depth, columns, threads=threads, tiles=tiles, gemm=gemm)
 
 
@@ -184,7 +190,7 @@ def subset_workspace(
     plan's end plus 2 × XNN_EXTRA_BYTES (`initialize_workspace_values`)."""
     boundary = set(subset.inputs) | set(subset.outputs)
     nodes = _nodes(subgraph, subset.operators, boundary, model, tiles=tiles)
-    planned = _plan_nodes(subgraph, nodes, boundary, threads, tiles).arena
+    planned = _plan_nodes(subgraph, nodes, boundary, threads, tiles, model=model).arena
     return planned + 2 * XNN_EXTRA_BYTES if planned else 0
 
 
@@ -198,7 +204,7 @@ def subset_plan(
     """One delegate kernel's memory plan (xnn_plan_memory), for its planner's scratch."""
     boundary = set(subset.inputs) | set(subset.outputs)
     nodes = _nodes(subgraph, subset.operators, boundary, model, tiles=tiles)
-    return _plan_nodes(subgraph, nodes, boundary, threads, tiles)
+    return _plan_nodes(subgraph, nodes, boundary, threads, tiles, model=model)
 
 
 def rows_estimate(model: Model, isa: IsaProfile) -> str:
@@ -670,6 +676,8 @@ def _plan_nodes(
     boundary: set[int],
     threads: int = 1,
     tiles: XnnpackTiles = HOST_TILES,
+    *,
+    model: Model | None = None,
 ) -> MemoryPlan:
     consumers = _consumers(nodes, boundary)
     raw: dict[int, int] = {}
@@ -740,7 +748,7 @@ def _plan_nodes(
         operator = subgraph.operators[node.operator]
         size = 0
         if node.kind == operator.opcode and hybrid_gemm(subgraph, operator):
-            size = hybrid_gemm_workspace(subgraph, operator, threads, tiles)
+            size = hybrid_gemm_workspace(subgraph, operator, threads, tiles, model)
         if size or node.workspace:
             records.append((_rounded(size or node.workspace), position, position))
         if node.kind == "BATCH_MATMUL" and operator.opcode == "BATCH_MATMUL":

@@ -1,0 +1,83 @@
+"""A FULLY_CONNECTED with int4 weights of one scale per output channel (or one for all) and a
+float input under XNNPACK, from LiteRT's and XNNPACK's sources (*tflite/delegates/xnnpack/
+xnnpack_delegate.cc*: VisitFullyConnectedNode, CheckTensorFilterType, GetXNNPackDatatype;
+XNNPACK *src/subgraph.c* convert_gemm_to_qduint8, *src/configs/gemm-config.c*
+init_qd8_f32_qc4w_gemm_config / init_qdu8_f32_qc4w_gemm_config, *src/operators/
+fully-connected-nc.c* create_fully_connected_nc and the qx8_f32_qc4w variant).
+
+* **Taken** as a dynamically quantized operator, as a hybrid int8 one (`dynamically_quantized`
+  in the delegate): int4 weights of rank 2 with an even depth ('unsupported odd number of
+  inputs channels' otherwise), scales along dimension 0 when there are several
+  (CheckTensorFilterType: expected_quantized_dimension 0); one scale becomes qint4 and is
+  expanded to one per output channel (a new TfLiteFloatArray, as an int8 one's), several a
+  qcint4 value. A zero point other than 0 is not modelled (per channel GetXNNPackDatatype
+  refuses it once the delegate holds the operator; one zero point in [-8, 7] reaches
+  XNNPACK's check_kernel_zero_point_is_0_or_8).
+* **Which GEMM**: XNNPACK's subgraph takes the unsigned (qdu8) configuration where its
+  architecture ranks above the signed (qd8) one's: on AVX2 qdu8_f32_qc4w 4x8c8__avx2_madd
+  (the wheel's trace on an AMD EPYC: `xnn_create_fully_connected_nc_qdu8_f32_qc4w`), on an
+  AMX machine qd8_f32_qc4w 16x64c4__avx512amx (AMX ranks above VNNI, as for the int8 hybrid
+  GEMM the measuring machine ran: 64 channels, depth 4).
+* **Packed** (fully-connected-nc.c create_fully_connected_nc, nibble filter): per output
+  channel padded to nr, the depth to kr × sr × planes (2 planes: 16 on AVX2, 8 with AMX) in
+  nibbles, half a byte each, a float bias and the variant's `extra_weights_bytes` (two floats:
+  the kernel scale and the row sum), in one 64-aligned block: 16 channels of depth 96 on the
+  EPYC are 16 × (48 + 12) = 960 B, the wheel's request.
+* **Workspace**: its input quantized and packed inline as a hybrid GEMM's
+  (xnnpack_workspace.hybrid_gemm_workspace), to this GEMM's own row tile and depth unroll.
+
+The ISAs whose qc4w configuration is not named here (arm64: XNNPACK may take KleidiAI's qp8
+GEMM there, packed its own way) keep the bound for the packing.
+"""
+
+from __future__ import annotations
+
+from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.runtimes.litert import blockwise
+
+PLANES = 2  # gemm-config.c: every qc4w configuration on x86-64 packs two planes of nibbles
+_BIAS_BYTES = 4  # a float bias per output channel
+_EXTRA_BYTES = 8  # qx8_f32_qc4w_variant.extra_weights_bytes: sizeof(float) * 2
+
+
+def per_channel_int4(model: Model | None, subgraph: Subgraph, operator: Operator) -> Tensor | None:
+    """The constant int4 weights of a FULLY_CONNECTED with a float input whose quantization is
+    affine (one scale, or one per channel), not blockwise; else None."""
+    if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
+        return None
+    if min(operator.inputs[:2]) < 0:
+        return None
+    data, weights = (subgraph.tensors[index] for index in operator.inputs[:2])
+    if data.dtype.name != "FLOAT32" or weights.dtype.name != "INT4" or not weights.has_data:
+        return None
+    if model is not None and blockwise.blockwise(model, subgraph.index, weights.index):
+        return None
+    return weights
+
+
+def takes(weights: Tensor) -> bool | None:
+    """Whether the delegate takes a per-channel (or one-scale) int4 FULLY_CONNECTED of float
+    input: False for weights not of rank 2, an odd depth or scales along another dimension;
+    None (not modelled) for a zero point other than 0."""
+    if len(weights.shape) != 2 or weights.shape[1] % 2:
+        return False
+    quantization = weights.quantization
+    if quantization is None or not quantization.channel_count:
+        return None  # no affine scales: GetXNNPackDatatype's failure is not modelled
+    if quantization.channel_count > 1 and quantization.axis != 0:
+        return False
+    if quantization.channel_count not in (1, weights.shape[0]):
+        return None  # GetXNNPackDatatype refuses it after the delegate took it
+    if quantization.zero_point:
+        return None  # the first zero point (the IR keeps no more)
+    return True
+
+
+def packed_request(output_channels: int, depth: int, nr: int, kr: int) -> int:
+    """Bytes XNNPACK asks for to pack a qc4w GEMM's weights with output-channel tile `nr` and
+    depth unroll `kr` (sr 1): channels to nr, each its depth to kr × planes nibbles, a bias
+    and two floats, the whole rounded to 64."""
+    unroll = kr * PLANES
+    per_channel = -(-depth // unroll) * unroll // 2 + _BIAS_BYTES + _EXTRA_BYTES
+    columns = -(-output_channels // nr) * nr
+    return -(-columns * per_channel // 64) * 64
