@@ -55,6 +55,7 @@ from arenalens.runtimes.litert import (
     xnnpack_blockwise,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_qc4w,
     xnnpack_subgraphs,
     xnnpack_variables,
 )
@@ -445,6 +446,7 @@ def _gemm_data_type(subgraph: Subgraph, operator: Operator) -> str:
     1×1 convolutions after it again, with 2,816 B and none)."""
     convolution = xnnpack_packing._convolution(subgraph, operator)
     kind = convolution.kind if convolution is not None else ""
+    kind = xnnpack_qc4w.fingerprint_type(subgraph, operator, kind)
     if kind != "INT8" or operator.opcode == "FULLY_CONNECTED":
         return kind
     if dynamically_quantized(subgraph, operator):

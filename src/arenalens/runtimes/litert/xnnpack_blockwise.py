@@ -67,6 +67,8 @@ def takes_int4(model: Model, subgraph: Subgraph, operator: Operator) -> bool | N
     details = blockwise.blockwise(model, subgraph.index, weights.index)
     if details is None:
         return xnnpack_qc4w.takes(weights)  # one scale per channel, or one (qcint4)
+    if len(weights.shape) != 2:
+        return None
     if not 0 <= details.scales < len(subgraph.tensors):
         return False
     scales = subgraph.tensors[details.scales]
@@ -153,6 +155,8 @@ def packs_rows(model: Model) -> bool:
             weights = int4_weights(subgraph, operator)
             if weights is None or len(weights.shape) != 2 or not weights.shape[1]:
                 continue
+            if blockwise.blockwise(model, subgraph.index, weights.index) is None:
+                continue  # one scale per channel: xnnpack_qc4w
             data = subgraph.tensors[operator.inputs[0]]
             if data.element_count // weights.shape[1] > 1:
                 return True

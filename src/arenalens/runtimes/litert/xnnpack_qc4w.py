@@ -36,6 +36,15 @@ from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import blockwise
 
 PLANES = 2  # gemm-config.c: every qc4w configuration on x86-64 packs two planes of nibbles
+# Where the ISA's qc4w GEMM is not named (arm64), its input's packing is counted to at least
+# this many rows a thread, each its depth to this many bytes and 8 B of parameters: KleidiAI's
+# qp8 packing rounds rows to its mr (16 at most without SME) and depth to kr × sr (32).
+UNNAMED_ROWS = 16
+UNNAMED_DEPTH = 32
+WORKSPACE_ESTIMATE = (
+    "; an int4 per-channel GEMM's input counted to 16 rows and its depth to 32 (that GEMM is "
+    "not named for this ISA: an estimate)"
+)
 _BIAS_BYTES = 4  # a float bias per output channel
 _EXTRA_BYTES = 8  # qx8_f32_qc4w_variant.extra_weights_bytes: sizeof(float) * 2
 
@@ -50,6 +59,8 @@ def per_channel_int4(model: Model | None, subgraph: Subgraph, operator: Operator
     data, weights = (subgraph.tensors[index] for index in operator.inputs[:2])
     if data.dtype.name != "FLOAT32" or weights.dtype.name != "INT4" or not weights.has_data:
         return None
+    if weights.quantization is None:
+        return None  # no affine scales: blockwise (its scales are a tensor) or none
     if model is not None and blockwise.blockwise(model, subgraph.index, weights.index):
         return None
     return weights
@@ -73,11 +84,26 @@ def takes(weights: Tensor) -> bool | None:
     return True
 
 
+def channel_bytes(depth: int, kr: int) -> int:
+    """One output channel's packed bytes: its depth to kr × planes nibbles, a float bias and
+    the variant's two floats."""
+    unroll = kr * PLANES
+    return -(-depth // unroll) * unroll // 2 + _BIAS_BYTES + _EXTRA_BYTES
+
+
 def packed_request(output_channels: int, depth: int, nr: int, kr: int) -> int:
     """Bytes XNNPACK asks for to pack a qc4w GEMM's weights with output-channel tile `nr` and
     depth unroll `kr` (sr 1): channels to nr, each its depth to kr × planes nibbles, a bias
     and two floats, the whole rounded to 64."""
-    unroll = kr * PLANES
-    per_channel = -(-depth // unroll) * unroll // 2 + _BIAS_BYTES + _EXTRA_BYTES
     columns = -(-output_channels // nr) * nr
-    return -(-columns * per_channel // 64) * 64
+    return -(-columns * channel_bytes(depth, kr) // 64) * 64
+
+
+def fingerprint_type(subgraph: Subgraph, operator: Operator, kind: str) -> str:
+    """The weights' kind a GEMM's fingerprint is named by (heap_build._gemm_data_type): an int4
+    per-channel one's is its own (fingerprint id qdu8_f32_qc4w or qd8_f32_qc4w), apart from a
+    blockwise one's. Its dummy is counted as the 8-bit GEMM's packing, a byte per weight where
+    the qc4w GEMM packs half: errs high (12 B a channel of its tile)."""
+    if kind == "INT4" and per_channel_int4(None, subgraph, operator) is not None:
+        return "INT4/qc4w"
+    return kind

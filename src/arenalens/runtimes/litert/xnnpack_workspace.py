@@ -37,6 +37,7 @@ from arenalens.runtimes.litert.isa import IsaProfile
 from arenalens.runtimes.litert.xnnpack_blockwise import WORKSPACE_ESTIMATE
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
+    QD8_ROW_PARAMS_BYTES,
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
     XnnpackTiles,
@@ -121,6 +122,12 @@ def hybrid_gemm_workspace(
     gemm = None
     if xnnpack_blockwise.int4_weights(subgraph, operator) is not None:
         per_channel = xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is not None
+        if per_channel and tiles.qc4w_gemm is None:
+            # Its GEMM not named on this CPU (arm64: KleidiAI's qp8 one packs its own rows):
+            # at least 16 rows a thread of the depth to 32 and 8 B (xnnpack_qc4w).
+            row = QD8_ROW_PARAMS_BYTES + round_up(depth, xnnpack_qc4w.UNNAMED_DEPTH)
+            packed = max(threads, 1) * max(xnnpack_qc4w.UNNAMED_ROWS, round_up(rows, 16)) * row
+            return max(packed, hybrid_lhs_bytes(rows, depth, columns, threads=threads, tiles=tiles))
         gemm = tiles.qc4w_gemm if per_channel else tiles.qb4w_gemm
     return hybrid_lhs_bytes(rows, depth, columns, threads=threads, tiles=tiles, gemm=gemm)
 
@@ -212,7 +219,17 @@ def rows_estimate(model: Model, isa: IsaProfile) -> str:
     tiles the ISA's figures are replayed with do not name its own (they are then packed as an
     8-bit hybrid GEMM's: an estimate); empty otherwise."""
     named = isa.replay_tiles.qb4w_gemm is not None
-    return "" if named or not xnnpack_blockwise.packs_rows(model) else WORKSPACE_ESTIMATE
+    blockwise = "" if named or not xnnpack_blockwise.packs_rows(model) else WORKSPACE_ESTIMATE
+    unnamed = any(tiles.qc4w_gemm is None for tiles in isa.bounding_tiles)
+    return blockwise + (xnnpack_qc4w.WORKSPACE_ESTIMATE if unnamed and _per_channel(model) else "")
+
+
+def _per_channel(model: Model) -> bool:
+    return any(
+        xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is not None
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+    )
 
 
 _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clamp nodes
