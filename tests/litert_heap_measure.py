@@ -37,6 +37,8 @@ from typing import Any
 
 from tests.litert_held15_cases import HYBRID_LSTM_NAMES, held15_case
 from tests.litert_held15_cases import NAMES as HELD15_NAMES
+from tests.litert_int4_cases import NAMES as INT4_NAMES
+from tests.litert_int4_cases import int4_case
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
@@ -282,6 +284,9 @@ HELD_OUT = (*HELD_OUT, *((f"callonce15b_{seed}", "call_once15b", seed) for seed 
 HELD_OUT = (*HELD_OUT, *((name, f"held15:{family}", n) for name, family, n in HELD15_NAMES))
 # Hybrid sequence LSTMs drawn after their Prepare and Eval were replayed (held15b_*).
 HELD_OUT = (*HELD_OUT, *((name, f"held15:{family}", n) for name, family, n in HYBRID_LSTM_NAMES))
+# Session 16 (litert-int4-16): int4 per-channel FULLY_CONNECTEDs on float input
+# (tests/litert_int4_cases.py), drawn after XNNPACK's qc4w path was replayed; the AMD EPYC.
+HELD_OUT = (*HELD_OUT, *((name, "int4pc16", n) for n, name in enumerate(INT4_NAMES, 1)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -314,6 +319,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
     """A held-out model's bytes, the same for the same family and seed (and case name)."""
     if family.startswith("held15:"):
         return held15_case(family.removeprefix("held15:"), seed)
+    if family == "int4pc16":
+        return int4_case(seed)
     if family == "graph":
         from tests.litert_random_graphs import random_graph
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import eigen_blocking
+from arenalens.runtimes.litert import eigen_blocking, four_bit
 from arenalens.runtimes.litert.heap import interpreter_heap
 from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
 from tests.litert_heap_measure import REPO_ROOT
@@ -107,11 +107,18 @@ def test_int4_builtin_peaks_are_exact(n: int, tmp_path: Path) -> None:
     sizes the model fixes, each exact but where glibc's mmap threshold decides it: counted block
     by block, held15_int4_4's and _5's peaks (a blockwise int4 filter on a float input) are
     exact, 1.0080x and 1.0076x with the allowances (were labelled bounds: the four counted as
-    one bounded take)."""
+    one bounded take). held15_int4_1's and _3's second FULLY_CONNECTED (40 x 16: not the 4-bit
+    kernel's) unpacks its filter for a non-zero input (four_bit.unpacked_bytes), counted for any
+    input and labelled: their peaks are that bound, never under."""
     analysis = _model(f"held15_int4_{n}", "int4", n, tmp_path)
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="none", isa=X86_64_V3_ZEN)
-    assert all(part.exact for part in heap.parts if not part.allowance), heap.estimate
     real = CACHE["models"][f"held15_int4_{n}.tflite"]["builtin"]
+    if n in (1, 3):
+        (bound,) = (part for part in heap.parts if not part.exact and not part.allowance)
+        assert bound.name == "first-invoke transient" and four_bit.UNPACKED_NOTE in bound.meaning
+        assert real["peak"] <= heap.peak
+        return
+    assert all(part.exact for part in heap.parts if not part.allowance), heap.estimate
     allowances = sum(part.nbytes for part in heap.parts if part.allowance)
     assert real["peak"] <= heap.peak <= real["peak"] * 1.01 + allowances

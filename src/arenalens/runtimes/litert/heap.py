@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from arenalens.ir import Model, Subgraph
 from arenalens.runtimes.litert import (
     eigen_blocking,
+    four_bit,
     glibc,
     heap_build,
     heap_call_once,
@@ -458,6 +459,7 @@ def first_invoke_parts(
                 if invoke.reshaped_at_replan
                 else ""
             )
+            + (four_bit.UNPACKED_NOTE if four_bit.unpacks(model, delegated=delegated) else "")
             + (MMAPPED_NOTE if invoke.peak_exact and invoke.mmapped_peak else ""),
             mmapped=invoke.peak_exact and invoke.mmapped_peak,
         ),

@@ -46,7 +46,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
 from arenalens.ir import Model
-from arenalens.runtimes.litert import blockwise, eigen_blocking, glibc, heap_caller
+from arenalens.runtimes.litert import blockwise, eigen_blocking, four_bit, glibc, heap_caller
 from arenalens.runtimes.litert.batch_matmul_rhs import rhs_copy_blocks
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_call_once import CALL_ONCE, InitSubgraph, call_once_eval
@@ -274,6 +274,15 @@ def _first_invoke(
                 heap.take(block)
             for block in blocks:
                 heap.give(block)
+            for change in four_bit.eval_steps(model, prepared.index, node.inputs):
+                if change > 0:
+                    heap.take(change)
+                else:
+                    heap.give(-change)
+            unpacked = four_bit.unpacked_bytes(model, prepared.index, node.inputs)
+            heap.take(unpacked)
+            heap.give(unpacked)
+            bounded = bounded or unpacked > 0  # made only for a non-zero input: four_bit.py
             continue
         if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
             # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable

@@ -1,0 +1,94 @@
+"""The optimized 4-bit FULLY_CONNECTED's call on x86-64 (an int4 filter of one scale per channel,
+or one, under a float input: fully_connected.cc EvalHybridDense4Bit and
+kernels/internal/optimized/4bit/sse_fully_connected.cc), what it allocates and frees within
+one Eval: `filter_scales`, a std::vector<float> of the filter's rows padded to FilterWidth (4);
+inside it SseBatchQuantizeFloats4Bit's `scale` vector (the packed row count's floats, once per
+block of rows) and then SseRunKernel's `lhs_vec_data` (RowsLeft (4) × the depth padded to
+FilterDepth (32) / 2 + 15 bytes). Traced on the wheel (AMD EPYC): a 256-unit, 40-column filter
+holds 1,032 B + 152 B at its peak (int4pc16_17's builtin peak was 864 B under without them).
+The prepacked weights and the OpData4Bit are setup's (heap_kernels, prepare/matmul.py).
+
+An int4 filter the 4-bit kernel does not take (fewer than 32 columns or 4 units, an odd depth)
+runs EvalHybridDense, which unpacks it to int8 for the call (`make_unique<int8_t[]>(2 ×
+filter->bytes)`, the filter buffer's bytes) — but only for an input that is not all zeros
+(`IsZeroVector` returns first): the wheel measured on zeros allocates it only where a bias or
+an activation made the FULLY_CONNECTED's input non-zero (int4pc16_8 and _23: 248 B and 224 B
+under without it). Counted for any input, a labelled bound (`unpacked_bytes`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from arenalens.ir import Model
+from arenalens.runtimes.litert import blockwise, glibc, xnnpack_qc4w
+
+FILTER_WIDTH = 4  # optimized_4bit::FilterWidth
+FILTER_DEPTH = 32  # optimized_4bit::FilterDepth
+MAX_ROWS = 4  # sse_fully_connected.h GetMaxSupportedRows
+_LHS_PADDING = 15  # SseRunKernel's `padding`
+
+
+def eval_steps(model: Model, subgraph: int, inputs: Sequence[int]) -> tuple[int, ...]:
+    """The usable bytes one EvalHybridDense4Bit call takes (positive) and gives back
+    (negative), in order; empty unless its PrepareImpl took the 4-bit kernel (constant int4
+    weights [units, columns] not blockwise, columns even and at least 32, at least 4 units)."""
+    if len(inputs) < 2 or min(inputs[:2]) < 0:
+        return ()
+    tensors = model.subgraphs[subgraph].tensors
+    data, weights = tensors[inputs[0]], tensors[inputs[1]]
+    if data.dtype.name != "FLOAT32" or weights.dtype.name != "INT4" or not weights.has_data:
+        return ()
+    if len(weights.shape) != 2 or blockwise.blockwise(model, subgraph, inputs[1]) is not None:
+        return ()
+    units, columns = weights.shape
+    if columns % 2 or columns < FILTER_DEPTH or units < FILTER_WIDTH:
+        return ()
+    batch = data.element_count // columns
+    if batch <= 0:
+        return ()
+    rows = MAX_ROWS
+    while rows > 1 and batch < rows:
+        rows //= 2
+    scales = glibc.usable(4 * -(-units // FILTER_WIDTH) * FILTER_WIDTH)
+    quantize = glibc.usable(4 * rows)
+    depth = -(-columns // FILTER_DEPTH) * FILTER_DEPTH
+    kernel = glibc.usable(FILTER_WIDTH * depth // 2 + _LHS_PADDING)
+    return (scales, quantize, -quantize, kernel, -kernel, -scales)
+
+
+def unpacked_bytes(model: Model, subgraph: int, inputs: Sequence[int]) -> int:
+    """EvalHybridDense's int8 copy of an int4 filter (affine, not blockwise, one the 4-bit
+    kernel does not take) for a float input: usable bytes of twice the filter buffer's size,
+    held for the call when the input is not all zeros; 0 for any other FULLY_CONNECTED."""
+    if len(inputs) < 2 or min(inputs[:2]) < 0 or eval_steps(model, subgraph, inputs):
+        return 0
+    tensors = model.subgraphs[subgraph].tensors
+    data, weights = tensors[inputs[0]], tensors[inputs[1]]
+    if data.dtype.name != "FLOAT32" or weights.dtype.name != "INT4" or not weights.has_data:
+        return 0
+    if blockwise.blockwise(model, subgraph, inputs[1]) is not None:
+        return 0
+    buffers = model.buffers
+    size = buffers[weights.buffer].nbytes if 0 <= weights.buffer < len(buffers) else 0
+    return glibc.usable(2 * (size or -(-weights.element_count // 2)))
+
+
+UNPACKED_NOTE = (
+    "; an int4 filter's int8 copy for the call (fully_connected.cc EvalHybridDense), which "
+    "the kernel makes only for an input that is not all zeros: counted, a bound"
+)
+
+
+def unpacks(model: Model, *, delegated: bool = False) -> bool:
+    """Whether a FULLY_CONNECTED the builtin kernels run unpacks an int4 filter for its call
+    (`delegated`: with XNNPACK, which takes the per-channel ones of even depth)."""
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "FULLY_CONNECTED":
+                continue
+            if not unpacked_bytes(model, subgraph.index, operator.inputs):
+                continue
+            weights = subgraph.tensors[operator.inputs[1]]
+            if not (delegated and xnnpack_qc4w.takes(weights)):
+                return True
+    return False
