@@ -111,9 +111,9 @@ def test_the_zero_way_is_the_conditions_value(seed: int, then: bool, tmp_path: P
 
 def test_the_estimate_says_the_figure_is_the_larger_way(tmp_path: Path) -> None:
     """Where each way is exact, the heap's words say so (the terminal's and the page's): the
-    sizing figures are the larger way's, the all-zero-inputs way named; only what no way
-    replays (XNNPACK's build transient) still errs high. Before: "estimate that errs high:
-    first-invoke kernel buffers, first-invoke transient"."""
+    sizing figures are the larger way's, the all-zero-inputs way named. Before: "estimate
+    that errs high: first-invoke kernel buffers, first-invoke transient" (and until session
+    16, XNNPACK's build transient)."""
     from arenalens.report.heap_output import heap_tables
     from tests.litert_control_flow_heap_cases import control_flow_heap_case
 
@@ -130,7 +130,8 @@ def test_the_estimate_says_the_figure_is_the_larger_way(tmp_path: Path) -> None:
         assert words.startswith("sizing figures: the larger of the 2 ways a model input picks")
         assert f"all-zero inputs take the one where {zero}" in words
         assert "first-invoke" not in words
-        assert ("errs high: XNNPACK build transient" in words) is (delegate == "xnnpack")
+        # The build transient is replayed on the measuring machine (session 16): exact too.
+        assert "errs high" not in words
         shown = [str(text) for text in heap_tables([heap_document(heap)])]
         assert words in shown and f"estimate: {words}" not in shown
 

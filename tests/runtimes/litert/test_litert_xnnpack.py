@@ -20,9 +20,11 @@ import pytest
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import (
+    glibc,
     heap_build,
     heap_resources,
     heap_xnnpack,
+    xnnpack_fingerprint,
     xnnpack_objects,
     xnnpack_packing,
     xnnpack_planner,
@@ -34,7 +36,7 @@ from arenalens.runtimes.litert.heap import (
     interpreter_heap,
 )
 from arenalens.runtimes.litert.heap_interpreter import arena_request
-from arenalens.runtimes.litert.isa import HOST
+from arenalens.runtimes.litert.isa import HOST, X86_64_V3_ZEN
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import parse_model
 from tests.litert_heap_cache import cached, names
@@ -384,7 +386,7 @@ def test_a_convolution_fingerprint_dummy_is_the_wheels(kind: str, requests: tupl
     element, scales = (4, 0) if kind == "FLOAT32" else (1, 4)
     expected = sum(xnnpack_packing.aligned_block(request) for request in requests)
     expected += xnnpack_objects._operator_blocks("dwconv")
-    assert heap_build._convolution_dummy_bytes(convolution, element, scales) == expected
+    assert xnnpack_fingerprint.convolution_dummy_bytes(convolution, element, scales) == expected
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
@@ -431,14 +433,67 @@ def test_an_int8_one_scale_convolution_gemm_is_fingerprinted_apart() -> None:
     parsed = parse_model(model.build(), "qs8_gemm")
     subgraph = parsed.subgraphs[0]
     fully_connected, convolution = subgraph.operators
-    kinds = {heap_build._fingerprint_kind(subgraph, op) for op in (fully_connected, convolution)}
+    kinds = {
+        xnnpack_fingerprint.fingerprint_kind(subgraph, op) for op in (fully_connected, convolution)
+    }
     assert len(kinds) == 2
-    gap = heap_build.fingerprint_bytes(subgraph, fully_connected) - heap_build.fingerprint_bytes(
-        subgraph, convolution
-    )
+    gap = xnnpack_fingerprint.fingerprint_bytes(
+        subgraph, fully_connected
+    ) - xnnpack_fingerprint.fingerprint_bytes(subgraph, convolution)
     # The data blocks' difference (64 outputs x a 4-byte scale) and the scale parameters.
     aligned = xnnpack_packing.aligned_block
     assert gap == aligned(3072) - aligned(2816) + aligned(256)
+
+
+def _hybrid_model(opcode: str) -> Model:
+    """A float input through a CONV_2D (3×3, 4 filters) or FULLY_CONNECTED with 8-bit
+    per-tensor weights: the delegate's dynamically quantized (qd8_f32_qc8w) kind."""
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    one = quantization(0.05, 0)
+    if opcode == "CONV_2D":
+        x = graph.add_tensor("x", [1, 8, 8, 3])
+        w = graph.add_constant("w", np.ones((4, 3, 3, 3), np.int8), "INT8", quantization=one)
+        y = graph.add_tensor("y", [1, 8, 8, 4])
+        options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+        graph.add_operator("CONV_2D", [x, w, -1], [y], options=options)
+    else:
+        x = graph.add_tensor("x", [1, 16])
+        w = graph.add_constant("w", np.ones((4, 16), np.int8), "INT8", quantization=one)
+        y = graph.add_tensor("y", [1, 4])
+        graph.add_operator("FULLY_CONNECTED", [x, w, -1], [y])
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    return parse_model(model.build(), f"hybrid_{opcode.lower()}")
+
+
+@pytest.mark.parametrize(
+    ("opcode", "requests", "kind"),
+    [
+        # hybrid6_conv_1 on the AMD EPYC (4x8c8): data 201, packing 192, zero buffer 24 (the
+        # 1×1 dummy padded by 2 runs as an IGEMM: qd8 has no depthwise microkernel).
+        ("CONV_2D", (201, 192, 24), "igemm"),
+        # held15_hybrid_6 there: data 608 (32 inputs x 8 outputs and 12 B each, four
+        # alignments), packing 384 (8 x (32 + 12) rounded to 64), no scale parameters.
+        ("FULLY_CONNECTED", (608, 384), "gemm"),
+    ],
+)
+def test_a_hybrid_fingerprint_dummy_is_the_wheels(
+    opcode: str, requests: tuple[int, ...], kind: str
+) -> None:
+    """The dynamically quantized kinds' fingerprint dummies, as the wheel's trace on a first
+    Zen showed them (tests/litert_heap_trace.py): their own kind, apart from an 8-bit one's,
+    each block at the most glibc hands out for its request (it was a 3-tile bound, 1,024 B
+    over the trace on hybrid6_conv_1)."""
+    parsed = _hybrid_model(opcode)
+    subgraph = parsed.subgraphs[0]
+    (operator,) = subgraph.operators
+    tiles = X86_64_V3_ZEN.replay_tiles
+    found = xnnpack_fingerprint.fingerprint_kind(subgraph, operator, tiles)
+    assert found is not None and found[1] == f"INT8/qd8/{kind}"
+    expected = glibc.usable(24) + xnnpack_objects._operator_blocks(kind)
+    expected += sum(xnnpack_packing.aligned_block(request) for request in requests)
+    assert xnnpack_fingerprint.fingerprint_bytes(subgraph, operator, tiles) == expected
 
 
 def test_variable_operators_taken_give_the_wheels_delegate_kernels() -> None:

@@ -332,7 +332,7 @@ def _build_transient(
     # A late part that is a bound only through glibc's mmap threshold is still replayed.
     late = [part for part in parts if part.name in heap_build.LATE_PARTS]
     exact = exact and all(part.exact or part.mmapped for part in late)
-    moment = heap_build.build_moment_bytes(
+    moment, replayed_moment = heap_build.build_moment_bytes(
         model, setup, replayed, exact, isa, delegate_bytes=XNNPACK_DELEGATE_BYTES
     )
     invoke = sum(part.nbytes for part in parts if part.phase != "setup")
@@ -341,18 +341,22 @@ def _build_transient(
         "XNNPACK build transient",
         transient,
         "transient",
-        # Replayed block by block but for XNNPACK's fingerprint scratch, counted so that it
-        # never falls under (a convolution's dummy, a float GEMM's tile): not called exact
-        # where it counts bytes. At 0 B there is nothing to estimate: the moment, an upper
-        # bound, is under the first invoke's peak as counted, so the peak is the other parts'
-        # (exact or labelled) and this part adds nothing to it.
-        transient == 0,
+        # Replayed block by block on a replayed ISA, XNNPACK's fingerprints (each kind's dummy
+        # operator) too, each 64-aligned block counted with the up to 32 B tail glibc may keep.
+        # At 0 B there is nothing to estimate either: the moment is under the first invoke's
+        # peak as counted, so the peak is the other parts' and this part adds nothing to it.
+        replayed_moment or transient == 0,
         "while the delegate builds each kernel (xnnpack_delegate.cc Subgraph::Create): its "
         "XNNPACK subgraph's value and node arrays, Init's sets and maps and the partition, "
         "freed once the runtime exists, before the planner, the arena, XNNPACK's indirection "
-        "buffers and workspace are made: counted where that moment is above the first "
-        "invoke's peak; XNNPACK's one-off fingerprint of each kind of packing is counted "
-        "with room" + ("" if exact else " (an operator or part not replayed: an upper bound)"),
+        "buffers and workspace are made, and XNNPACK's one-off fingerprint of each kind of "
+        "packing (a dummy operator's generated weights, packing and objects): counted where "
+        "that moment is above the first invoke's peak"
+        + (
+            "; each 64-aligned block with the up to 32 B tail glibc may keep"
+            if replayed_moment
+            else " (an operator, part or ISA not replayed: an upper bound)"
+        ),
     )
 
 

@@ -22,19 +22,9 @@ subgraph, creates its runtime (operators and packed weights) and, until it retur
   call's and delegate application's small blocks: `kernel_transient`, the wheel's blocks as
   `tests/litert_heap_trace.py --build-moment` lists them.
 
-XNNPACK also **fingerprints** each kind of packing once per process (*src/operators/
-fingerprint_cache.c*, `fully-connected-nc.c` / `convolution-nhwc.c`:
-`xnn_fingerprint_*`): before it creates the first operator of a kind (a fully connected or
-convolution operator's data type and microkernel), it packs generated weights for a dummy
-operator of that kind, hashes them and frees them all. A fully connected one's are
-`max(kr, 32)` input channels by the microkernel's `nr` outputs (the weights, a bias, scales and
-zero points per output, and 64 B of alignment for each of four buffers), their packed copy and
-the dummy operator's objects; a convolution's are a padded 1×1 kernel of one channel, run as
-a depthwise convolution (its data, the operator's objects, packing and zero buffer). Only the
-operators the runtime creates pack weights: a dead node (its output read by nobody) is
-removed by XNNPACK's clean-up first. measure.py's first interpreter is the first to
-apply the delegate, so its Init pays them: when what the kernel creates from that operator on
-is less than the dummy's, that moment is the peak.
+XNNPACK also **fingerprints** each kind of packing once per process (`xnnpack_fingerprint`):
+measure.py's first interpreter is the first to apply the delegate, so its Init pays them: when
+what the kernel creates from that operator on is less than the dummy's, that moment is the peak.
 
 Everything `allocate_tensors()` makes after the last Init (the planner's bookkeeping, the
 builtin kernels' Prepare, the arenas, XNNPACK's reshape-time buffers, indirection buffers and
@@ -53,9 +43,9 @@ from arenalens.runtimes.litert import (
     heap_xnnpack,
     xnnpack_attention,
     xnnpack_blockwise,
+    xnnpack_fingerprint,
     xnnpack_objects,
     xnnpack_packing,
-    xnnpack_qc4w,
     xnnpack_subgraphs,
     xnnpack_variables,
 )
@@ -63,7 +53,6 @@ from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.libstdcxx import sized_bucket_count
 from arenalens.runtimes.litert.prepare.driver import prepare_model
-from arenalens.runtimes.litert.xnnpack_packing import HOST_TILES, XnnpackTiles
 from arenalens.runtimes.litert.xnnpack_workspace import (
     BINARY_NODES,
     _Node,
@@ -416,122 +405,6 @@ def _created_packing(
     )
 
 
-def _fingerprint_kind(
-    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
-) -> tuple[str, str, int] | None:
-    """(operator family, data type and microkernel, nr) that names a fingerprint, or None: a
-    1×1 convolution run as a GEMM and a fully connected operator of one data type share one
-    (the wheel fingerprints the second no more); GEMMs of two tiles are counted apart."""
-    if operator.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
-        return None
-    convolution = xnnpack_packing._convolution(subgraph, operator)
-    if convolution is None:
-        return None
-    # A 1×1 convolution XNNPACK runs as a GEMM is created as a fully connected operator.
-    family = "fc" if convolution.microkernel == "gemm" else "conv"
-    tile = xnnpack_packing._gemm_tile(
-        convolution.kind,
-        tiles,
-        convolution.group_output_channels,
-        gemm=convolution.microkernel == "gemm",
-    )
-    return family, f"{_gemm_data_type(subgraph, operator)}/{convolution.microkernel}", tile.nr
-
-
-def _gemm_data_type(subgraph: Subgraph, operator: Operator) -> str:
-    """The XNNPACK data type a GEMM is fingerprinted by: an 8-bit 1×1 convolution with one
-    filter scale is qs8 (its own fingerprint, generated without scales); a FULLY_CONNECTED
-    and a per-channel convolution are qc8w (xnn6_fingerprint_7 on the wheel: a one-scale
-    FULLY_CONNECTED fingerprinted with 3,072 B of data and its scale parameters, the one-scale
-    1×1 convolutions after it again, with 2,816 B and none)."""
-    convolution = xnnpack_packing._convolution(subgraph, operator)
-    kind = convolution.kind if convolution is not None else ""
-    kind = xnnpack_qc4w.fingerprint_type(subgraph, operator, kind)
-    if kind != "INT8" or operator.opcode == "FULLY_CONNECTED":
-        return kind
-    if dynamically_quantized(subgraph, operator):
-        return kind
-    weights = xnnpack_packing.constant_input(subgraph, operator.inputs, 1)
-    scales = weights.quantization.channel_count if weights and weights.quantization else 1
-    return kind if scales > 1 else "INT8/qs8"
-
-
-def fingerprint_bytes(
-    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
-) -> int:
-    """The blocks live while XNNPACK fingerprints an operator's kind (see the module's text)
-    on a CPU that selects `tiles`."""
-    kind = _fingerprint_kind(subgraph, operator, tiles)
-    convolution = xnnpack_packing._convolution(subgraph, operator)
-    if kind is None or convolution is None:
-        return 0
-    family, _, nr = kind
-
-    # Each 64-aligned block at the most glibc's _int_memalign hands out (its chunk and up
-    # to 32 B of trailing room it keeps): xnnpack_packing.aligned_block.
-    aligned = xnnpack_packing.aligned_block
-    element = 4 if convolution.kind == "FLOAT32" else 1
-    scales = 0 if convolution.kind == "FLOAT32" else 4
-    context = glibc.usable(24)  # the fingerprint cache's context
-    if family == "fc":
-        # The dummy's tile: the float GEMM's narrow one (its "nr2" config, 16 on the host: the
-        # tracer's float fingerprints all pack 16 outputs; 8 on AVX2, as a Zen CPU's trace
-        # shows), the 8-bit GEMM's own.
-        tile = (
-            tiles.f32_gemm_narrow
-            if convolution.kind == "FLOAT32" and tiles.f32_gemm_narrow is not None
-            else xnnpack_packing._gemm_tile(convolution.kind, tiles, nr, gemm=True)
-        )
-        nr = tile.nr
-        depth = max(tile.kr, 32)
-        # A qs8 dummy is generated without scales and sets no scale parameters; its packing
-        # keeps a float per output as the qc8w one does (2,560 B both on the wheel).
-        generated = 0 if _gemm_data_type(subgraph, operator) == "INT8/qs8" else scales
-        data = depth * nr * element + nr * (4 + generated + 4) + 4 * 64
-        packed = nr * (xnnpack_packing.round_up(depth, tile.kr) * element + 4 + scales)
-        scale_parameters = aligned(4 * nr) if generated else 0
-        return (
-            context
-            + aligned(data)
-            + aligned(packed)
-            + scale_parameters
-            + xnnpack_objects._operator_blocks("gemm")
-        )
-    if dynamically_quantized(subgraph, operator):
-        # A hybrid convolution's dummy (qd8: no depthwise microkernel, so an IGEMM) is not
-        # traced: its generated data, packed copy and zero buffer are counted as one 64-byte
-        # aligned tile of 4-byte elements each, a bound.
-        microkernel = xnnpack_objects._microkernel(subgraph, operator) or "igemm"
-        tile_bytes = aligned(3 * 64 + 4 * 64) + 32
-        return context + 3 * tile_bytes + xnnpack_objects._operator_blocks(microkernel)
-    return context + _convolution_dummy_bytes(convolution, element, scales, tiles)
-
-
-def _convolution_dummy_bytes(
-    convolution: xnnpack_packing._Convolution,
-    element: int,
-    scales: int,
-    tiles: XnnpackTiles = HOST_TILES,
-) -> int:
-    """convolution-nhwc.c xnn_fingerprint_convolution2d_nhwc: a 1×1 convolution of one group
-    of one input and one output channel. Its generated data is one weight, a 4-byte bias and
-    a 4-byte scale with 64 B of alignment after each. The one-channel dummy runs as a
-    depthwise convolution (select_microkernel_type; never vmulcaddc, see xnnpack_packing) with
-    the smallest unipass tile: its packing is a channel tile of (taps × weight + bias + an
-    8-bit kind's per-channel scale), to 64 B, and its zero buffer a channel tile of input
-    elements and XNN_EXTRA_BYTES. An 8-bit kind's requantization scale (one float) is held
-    while it is created. Its operator's blocks are a depthwise convolution's."""
-    aligned = xnnpack_packing.aligned_block
-    data = aligned(element + 4 + 4 + 3 * 64)
-    blocks = xnnpack_objects._operator_blocks("dwconv")
-    tile = xnnpack_packing._depthwise_tile(convolution.kind, tiles)
-    primary = min(tile.primary_tiles)
-    packed = xnnpack_packing.round_up(tile.channels * (primary * element + 4 + scales), 64)
-    zero = XNN_EXTRA_BYTES + tile.channels * element
-    requantization = aligned(4) if scales else 0
-    return data + blocks + aligned(packed) + aligned(zero) + requantization
-
-
 def scale_scratch(subgraph: Subgraph, operator: Operator, model: Model) -> int:
     """An 8-bit GEMM's per-channel scale scratch (fully-connected-nc.c: setup_scale_params,
     one float per output channel), held while its weights are packed and freed after."""
@@ -555,29 +428,6 @@ def _leading_node(subgraph: Subgraph, operator: Operator) -> int:
     ):
         return xnnpack_objects._operator_blocks("unary")
     return 0
-
-
-def _deconvolution_fingerprint(
-    subgraph: Subgraph, operator: Operator, isa: IsaProfile, fingerprinted: set[tuple[object, ...]]
-) -> int:
-    """A TRANSPOSE_CONV the first of its kind (deconvolution-nhwc.c fingerprints each kind
-    once per process, before it creates the operator, and frees it all): the fingerprint's
-    blocks, the largest over the ISA's configurations (xnnpack_packing.fingerprint_bytes);
-    0 for a kind already fingerprinted or another operator."""
-    if operator.opcode != "TRANSPOSE_CONV":
-        return 0
-    largest = 0
-    for tiles in isa.xnnpack:
-        found = xnnpack_packing.deconvolution(subgraph, operator, tiles)
-        if found is None:
-            continue
-        kind, narrow, subconvolution = found.fingerprint()
-        key = ("deconvolution", kind, str(narrow), str(subconvolution), tiles.name)
-        if key in fingerprinted:
-            continue
-        fingerprinted.add(key)
-        largest = max(largest, xnnpack_packing.fingerprint_bytes(found, tiles))
-    return largest
 
 
 def _created_from(
@@ -684,7 +534,15 @@ def kernel_transient(subgraph: Subgraph, subset: NodeSubset, shared: int, model:
 
 
 def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> int:
-    """The most an interpreter holds while the delegate builds its kernels: `after_setup` less
+    """The most an interpreter holds while the delegate builds its kernels (`replayed_moment`)."""
+    return replayed_moment(model, after_setup, late, isa)[0]
+
+
+def replayed_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> tuple[int, bool]:
+    """The most an interpreter holds while the delegate builds its kernels, and whether it is
+    replayed (False where a bound sets it: a LUT's runtime whose chain holds values that are
+    not 8-bit, `lut_runtime_bytes`, or an int4 per-channel kind's fingerprint dummy,
+    xnnpack_qc4w): `after_setup` less
     `late` (what allocate_tensors makes after the last Init: arenas, planner and kernel
     setup, indirection buffers, workspace) and less what later kernels' Inits make, plus the
     kernel's XNNPACK subgraph and Init's temporaries, the largest over the kernels; and at
@@ -703,7 +561,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     # (delegate_kernels' shared bytes), not in what setup keeps.
     before = after_setup - late - reshaped - replaced_temporaries(model)
     inits = [kernel_init_bytes(graph, subset, model, isa) for graph, subset, _ in kernels]
-    largest = 0
+    largest, bounded = 0, 0  # the largest moment; the largest one counted at a bound
     fingerprinted: set[tuple[object, ...]] = set()
     for position, (subgraph, subset, shared) in enumerate(kernels):
         later = sum(inits[position + 1 :])
@@ -723,12 +581,17 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             moment = before - later + held + shared - pending
             for made, lut in enumerate(luts, start=1):
                 tables = made * glibc.usable(xnnpack_objects.LUT_BYTES)
-                largest = max(largest, moment + tables + lut_runtime_bytes(subgraph, lut))
+                at_lut = moment + tables + lut_runtime_bytes(subgraph, lut)
+                largest = max(largest, at_lut)
+                if not _eight_bit_chain(subgraph, lut.chain[: lut.folded + 1]):
+                    bounded = max(bounded, at_lut)
         for place, index in enumerate(subset.operators):
             operator = subgraph.operators[index]
             if index not in created:
                 continue
-            deconvolution = _deconvolution_fingerprint(subgraph, operator, isa, fingerprinted)
+            deconvolution = xnnpack_fingerprint.deconvolution_fingerprint(
+                subgraph, operator, isa, fingerprinted
+            )
             if deconvolution:
                 pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
                     subgraph, operator
@@ -739,7 +602,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             if scales:
                 pending = _created_from(subgraph, subset, place + 1, model, isa)
                 largest = max(largest, before - later + held + shared - pending + scales)
-            kind = _fingerprint_kind(subgraph, operator, isa.replay_tiles)
+            kind = xnnpack_fingerprint.fingerprint_kind(subgraph, operator, isa.replay_tiles)
             if kind is None or kind in fingerprinted:
                 continue
             fingerprinted.add(kind)
@@ -748,10 +611,12 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
                 subgraph, operator
             )
-            scratch = fingerprint_bytes(subgraph, operator, isa.replay_tiles)
+            scratch = xnnpack_fingerprint.fingerprint_bytes(subgraph, operator, isa.replay_tiles)
             moment = before - later + held + shared - pending + scratch
             largest = max(largest, moment)
-    return largest
+            if kind[1].startswith("INT4/qc4w"):  # an int4 per-channel dummy: a bound
+                bounded = max(bounded, moment)
+    return largest, bounded == 0 or bounded < largest
 
 
 # What allocate_tensors() makes after the delegate's last kernel Init (heap parts).
@@ -773,9 +638,11 @@ def build_moment_bytes(
     isa: IsaProfile,
     *,
     delegate_bytes: int,
-) -> int:
+) -> tuple[int, bool]:
     """The heap at the delegate's build moment, from the after-setup parts (`setup`: name →
-    bytes): replayed on the host ISA where every object and late part is (`exact`); else
+    bytes), and whether it is replayed: on a replayed ISA (the measuring machine's, a first
+    Zen's) where every object and late part is (`exact`) and no LUT runtime at its bound
+    sets it (`replayed_moment`); else
     the old bound (the largest subset's subgraph, the per-object bound's room over the
     replay); other ISAs pack and fingerprint to other tiles, measured under qemu-user
     against the bound: the larger of the two. A transposed convolution's fingerprint is
@@ -793,8 +660,8 @@ def build_moment_bytes(
     early = after_setup - sum(setup.get(name, 0) for name in _BOUND_LATE_PARTS)
     bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution
     if not exact:
-        return bounded
+        return bounded, False
     if not isa.replayed:
-        return max(build_moment(model, after_setup, late, isa) + deconvolution, bounded)
-    # On the host a transposed convolution's fingerprint is replayed where it happens.
-    return build_moment(model, after_setup, late, isa)
+        return max(build_moment(model, after_setup, late, isa) + deconvolution, bounded), False
+    # On a replayed ISA a transposed convolution's fingerprint is replayed where it happens.
+    return replayed_moment(model, after_setup, late, isa)
