@@ -288,6 +288,21 @@ HELD_OUT = (*HELD_OUT, *((name, f"held15:{family}", n) for name, family, n in HY
 # (tests/litert_int4_cases.py), drawn after XNNPACK's qc4w path was replayed; the AMD EPYC.
 HELD_OUT = (*HELD_OUT, *((name, "int4pc16", n) for n, name in enumerate(INT4_NAMES, 1)))
 
+# Session 16 (litert-avx2-16): the delegate's build moment on the AMD EPYC, drawn after the
+# build transient was replayed there (xnnpack_fingerprint: the qd8 dummies): hybrid weighted
+# operators whose fingerprints make the peak (tests/litert_peak_cases.hybrid_fingerprint_case)
+# and new seeds of the fingerprint, hybrid convolution, transposed convolution, LUT chain and
+# random graph families.
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"avx16_hybrid_fp_{seed}", "hybrid_fingerprint", seed) for seed in range(1601, 1617)),
+    *((f"avx16_fingerprint_{seed}", "fingerprint", seed) for seed in range(1601, 1613)),
+    *((f"avx16_hybrid_conv_{seed}", "hybrid_conv", seed) for seed in range(1601, 1609)),
+    *((f"avx16_deconvolution_{seed}", "deconvolution", seed) for seed in range(1601, 1607)),
+    *((f"avx16_lut_{seed}", "unary_chain", seed) for seed in range(1601, 1607)),
+    *((f"avx16_graph_{seed}", "graph", seed) for seed in range(1601, 1605)),
+)
+
 
 def kernel_case(name: str) -> bytes:
     """A held-out kernel case's bytes (tests/litert_cases.py)."""
@@ -363,6 +378,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_peak_cases import fingerprint_case
 
         return fingerprint_case(seed)
+    if family == "hybrid_fingerprint":
+        from tests.litert_peak_cases import hybrid_fingerprint_case
+
+        return hybrid_fingerprint_case(seed)
     if family == "xcase":
         from tests.litert_xnnpack_cases import CASES
 

@@ -171,3 +171,64 @@ def batch_matmul_adj_x_case(seed: int) -> bytes:
         after=kind != "int8" and draw.random() < 0.5,
         seed=seed,
     )
+
+
+def hybrid_fingerprint_case(seed: int) -> bytes:
+    """1-3 small weighted operators on a float input with 8-bit weights (FULLY_CONNECTED,
+    CONV_2D 1×1 or 3×3, SAME or VALID; one scale or one per output channel, a float bias or
+    none), the delegate's dynamically quantized (qd8_f32_qc8w) kinds, some beside a float
+    operator of the same kind, some outputs unread: their fingerprint dummies
+    (xnnpack_fingerprint) outweigh what the model packs, so the build moment is the peak.
+    Drawn (session 16) after the qd8 dummies were replayed; measured after the rules."""
+    from arenalens.tflite.builder import quantization
+
+    draw = random.Random(seed)
+    weights = np.random.default_rng(seed)
+    size, channels = draw.choice((4, 6, 8)), draw.choice((1, 2, 3, 4, 8))
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    x = graph.add_tensor("x", [1, size, size, channels])
+    outputs: list[int] = []
+    for index in range(draw.randint(1, 3)):
+        opcode = draw.choice(("FULLY_CONNECTED", "CONV_2D"))
+        hybrid = index == 0 or draw.random() < 0.7
+        kernel = 1 if opcode == "FULLY_CONNECTED" else draw.choice((1, 3))
+        padding = draw.choice(("SAME", "VALID"))
+        out_channels = draw.choice((1, 4, 8, 20))
+        if opcode == "FULLY_CONNECTED":
+            shape = [out_channels, size * size * channels]
+            out_shape = [1, out_channels]
+        else:
+            shape = [out_channels, kernel, kernel, channels]
+            side = size if padding == "SAME" else size - kernel + 1
+            out_shape = [1, side, side, out_channels]
+        if hybrid:
+            per_channel = opcode == "CONV_2D" and draw.random() < 0.5
+            scales = np.linspace(0.01, 0.02, out_channels) if per_channel else 0.015
+            filters = graph.add_constant(
+                f"w{index}",
+                weights.integers(-127, 128, shape).astype(np.int8),
+                "INT8",
+                quantization=quantization(scales, 0, axis=0),
+            )
+        else:
+            filters = graph.add_constant(
+                f"w{index}", (weights.standard_normal(shape) * 0.1).astype(np.float32)
+            )
+        bias = (
+            graph.add_constant(
+                f"b{index}", weights.standard_normal(out_channels).astype(np.float32)
+            )
+            if draw.random() < 0.6
+            else -1
+        )
+        output = graph.add_tensor(f"y{index}", out_shape)
+        options: dict[str, object] = {}
+        if opcode != "FULLY_CONNECTED":
+            options = {"padding": padding, "stride_w": 1, "stride_h": 1}
+        graph.add_operator(opcode, [x, filters, bias], [output], options=options)
+        if index == 0 or draw.random() < 0.6:
+            outputs.append(output)
+    graph.set_inputs([x])
+    graph.set_outputs(outputs)
+    return model.build()
