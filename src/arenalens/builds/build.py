@@ -197,16 +197,22 @@ class Build:
     resource_variables: int | None = None
     # The `only_with` struct variants this build compiles: compression and the release's.
     features: frozenset[str] = field(init=False, repr=False, compare=False)
+    # The kernel library's code path ('none' for the reference kernels; 'dsp', 'mve', ... for
+    # CMSIS-NN; 'esp32s3', 'esp-generic', 'esp-ansi', ... for ESP-NN): `code_path.name`, kept
+    # as a field (kernel rules read it per operator, a property was a call each time).
+    isa: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         own = frozenset({COMPRESSION}) if self.compression else frozenset()
         object.__setattr__(self, "features", own | self.tflm.features)
+        object.__setattr__(self, "isa", self.code_path.name)
 
     def __hash__(self) -> int:
-        # Builds key the per-model caches (`memo.recent_by_identity`), about fifteen lookups a
+        # Builds key the per-model caches (`memo.recent_by_identity`), about twenty lookups a
         # check: hashing every nested record each time (~10 µs) cost more than some lookups
-        # save. Equal builds have equal names, titles and flags, so these are hash enough.
-        return hash((self.name, self.title, self.compression, self.recording, self.dchecks))
+        # save, and so did a tuple of its flags (callgrind: ~2.6 K instructions a hash). Equal
+        # builds have equal names: the name's hash (cached by the string) is hash enough.
+        return hash(self.name)
 
     def has(self, change: str) -> bool:
         """Does this build have a change of TFLM's history (builds/tflm.py `HISTORY`)? A
@@ -225,12 +231,6 @@ class Build:
     def kernels(self) -> str:
         """The kernel library's name ('reference', 'cmsis-nn', 'esp-nn')."""
         return self.library.name
-
-    @property
-    def isa(self) -> str:
-        """The kernel library's code path ('none' for the reference kernels; 'dsp', 'mve', ...
-        for CMSIS-NN; 'esp32s3', 'esp-generic', 'esp-ansi', ... for ESP-NN)."""
-        return self.code_path.name
 
     @property
     def kernels_release(self) -> str:

@@ -204,12 +204,16 @@ def calculate_op_data(
     source = operands[0]
     if source is None or source.dtype.name != "FLOAT32":
         # PopulateConvolutionQuantizationParams for CONV_2D (filter dimension 0 is the output
-        # channels) and DEPTHWISE_CONV_2D (dimension 3).
+        # channels) and DEPTHWISE_CONV_2D (dimension 3). (`KernelContext.option` and `channels`
+        # inline: every quantized convolution.)
+        activation = context.operator.options.get("fused_activation_function", 0)
+        weights = operands[1]
+        shape = () if weights is None else weights.shape
         refused = convolution_parameters(
             context.build,
-            context.option("fused_activation_function"),
+            int(activation) if isinstance(activation, int) else 0,
             operands,
-            channels(operands[1], axis),
+            shape[axis] if shape and -len(shape) <= axis < len(shape) else 0,
         )
         if refused:
             found.append(refused)
