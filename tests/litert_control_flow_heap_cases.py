@@ -333,3 +333,25 @@ def if_state_case(seed: int) -> bytes:
     main.set_inputs([count, x])
     main.set_outputs([data])
     return builder.build()
+
+
+def many_decisions_case(seed: int, decisions: int = 0) -> bytes:
+    """4-6 IFs and WHILEs in a row in main, each decided by the count input (IF(count < limit),
+    WHILE(count, x) while count < N): more than heap_ways replays one by one (2 ** 3 ways),
+    with the zero count's way named (`ways16_*`, drawn after heap_ways' zero way beyond it);
+    `decisions` sets their number instead (the draws then differ)."""
+    draw = _Draw(seed)
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    count, x = main.add_tensor("count", [1], "INT32"), draw.x(main, "x")
+    data = x
+    for _ in range(decisions if decisions else draw.draw.choice((4, 5, 6))):
+        if draw.draw.random() < 0.5:
+            data = _if(builder, main, draw, count, data)
+        else:
+            data = _while(builder, main, draw, count, data, shape="while")
+        if draw.draw.random() < 0.3:
+            data = _work(main, draw, data, draw.draw.choice(WORK), f"between{data}")
+    main.set_inputs([count, x])
+    main.set_outputs([data])
+    return builder.build()

@@ -287,6 +287,9 @@ HELD_OUT = (*HELD_OUT, *((name, f"held15:{family}", n) for name, family, n in HY
 # Session 16 (litert-int4-16): int4 per-channel FULLY_CONNECTEDs on float input
 # (tests/litert_int4_cases.py), drawn after XNNPACK's qc4w path was replayed; the AMD EPYC.
 HELD_OUT = (*HELD_OUT, *((name, "int4pc16", n) for n, name in enumerate(INT4_NAMES, 1)))
+# Session 16 (litert-small16): 4-6 IFs and WHILEs in a row in main (many_decisions_case), drawn
+# after heap_ways replayed the all-zero-inputs way past MOST_DECISIONS; measured on the AMD EPYC.
+HELD_OUT = (*HELD_OUT, *((f"ways16_{n}", "many_decisions", 1600 + n) for n in range(1, 13)))
 
 # Session 16 (litert-avx2-16): the delegate's build moment on the AMD EPYC, drawn after the
 # build transient was replayed there (xnnpack_fingerprint: the qd8 dummies): hybrid weighted
@@ -482,6 +485,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_control_flow_heap_cases import control_flow_heap_case
 
         return control_flow_heap_case(seed)
+    if family == "many_decisions":
+        from tests.litert_control_flow_heap_cases import many_decisions_case
+
+        return many_decisions_case(seed)
     if family == "if_state":
         from tests.litert_control_flow_heap_cases import if_state_case
 

@@ -155,3 +155,45 @@ def test_the_zero_walk_stops_at_its_limits(monkeypatch: pytest.MonkeyPatch) -> N
     prepared = prepare_model(model)
     assert not any(node.zero_turns for state in prepared[1:] for node in state.nodes)
     assert next(node for node in prepared[0].nodes if node.opcode == "WHILE").zero_way is True
+
+
+MANY = sorted(name for name in CACHE["models"] if name.startswith("ways16_"))
+
+
+@pytest.mark.parametrize("name", MANY)
+def test_past_three_decisions_the_zero_way_is_replayed(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """4-6 IFs and WHILEs in main (many_decisions_case, measured on the EPYC): past
+    MOST_DECISIONS the way all-zero inputs take is still replayed on its own (one replay, not
+    2 ** N) and is the wheel's within 1% but for the allowances, never under; the note says the
+    other ways are not replayed one by one. Before: no way, and nothing said."""
+    from arenalens.runtimes.litert import heap_ways
+
+    assert len(MANY) == 12
+    for mode, real, heap, zero in _ways(name, tmp_path, monkeypatch):
+        assert zero is not None and heap.ways == (zero,) and zero.exact, mode
+        assert len(zero.choices) > heap_ways.MOST_DECISIONS
+        assert not heap_ways.every_way(heap.ways) and not heap_ways.decided_parts(
+            heap.ways, heap.parts
+        )
+        allowances = sum(part.nbytes for part in zero.parts if part.allowance)
+        for key, figure in PHASES:
+            assert real[key] <= getattr(zero, figure) <= real[key] * 1.01 + allowances, key
+        note = next(note for note in heap.notes if "a model input picks" in note)
+        assert f"more than the {2**heap_ways.MOST_DECISIONS} replayed one by one" in note
+        assert "(the way all-zero inputs take)" in note
+
+
+def test_many_decisions_cost_one_replay_more(tmp_path: Path) -> None:
+    """40 IFs and WHILEs in a row: heap_ways replays the zero way alone (not 2 ** 40 ways)."""
+    from arenalens.runtimes.litert import heap_ways
+    from tests.litert_control_flow_heap_cases import many_decisions_case
+
+    path = tmp_path / "many.tflite"
+    path.write_bytes(many_decisions_case(1601, decisions=40))
+    model = analyze(path, runtime="litert").model
+    replays: list[object] = []
+    ways = heap_ways.heap_ways(model, model, lambda given: replays.append(given) or [])
+    assert len(heap_ways.decisions(model)) == 40 and len(ways) == len(replays) == 1
+    assert ways[0].zero_inputs

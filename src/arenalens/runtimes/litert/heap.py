@@ -241,7 +241,7 @@ def interpreter_heap(
         picked = heap_ways.heap_ways(read, model, lambda given: [*parts, *invoke(ways=given)])
         return InterpreterHeap(
             "none", (*parts, *invoke()), machine, threads=threads, isa=isa, ways=picked,
-            notes=(heap_ways.ways_note(picked),) if picked else (),
+            notes=heap_ways.ways_notes(model, picked),
         )  # fmt: skip
     xnnpack = xnnpack_parts(model, arenas, isa, threads, first_workspace=_setup_workspace(reshapes))
     parts.extend(xnnpack)
@@ -301,7 +301,7 @@ def interpreter_heap(
         notes=(
             "XNNPACK takes the operators it supports; the arena keeps only the tensors "
             "crossing between it and the builtin kernels",
-            *((heap_ways.ways_note(ways),) if ways else ()),
+            *heap_ways.ways_notes(view if view is not None else model, ways),
         ),
         threads=threads,
         isa=isa,

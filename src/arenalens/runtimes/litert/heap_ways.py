@@ -6,15 +6,17 @@ either). Here the primary subgraph's such IFs and WHILEs are also replayed one w
 (heap_control_flow.Ways: the IF's branch given, the WHILE's body run or not), each way's
 figures exact for the inputs that take it, and the way the wheel measurement's all-zero inputs
 take is named (prepare.first_check.zero_ways: the same folding as a WHILE's first check, the
-model's integer and boolean inputs set to zeros). Up to `MOST_DECISIONS` such operators (2 ** 3
-ways); an IF or WHILE inside a loop's body stays counted both ways in every way (a later turn
-may take the other), and the way says it is not exact.
+model's integer and boolean inputs set to zeros). Every way up to `MOST_DECISIONS` such
+operators (2 ** 3 ways); past it, whose ways double with each, only the all-zero-inputs way
+(one replay more, whatever their number), and the heap's note says the others are not
+replayed one by one. An IF or WHILE inside a loop's body stays counted both ways in every way
+(a later turn may take the other), and the way says it is not exact.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model
@@ -90,7 +92,8 @@ def heap_ways(
     """Every way of the primary subgraph's run-time decisions (`model`: the plan the first
     invoke replays, the delegated view under XNNPACK; `read`: the model as given, whose
     operator indices name them), each with the heap's parts (`parts_of`) when the run takes it;
-    () for none, or more than MOST_DECISIONS."""
+    past MOST_DECISIONS only the way all-zero inputs take (none where the zero walk left one
+    undecided: `every_way` tells the two apart); () for none."""
     found = decisions(model)
     plans = [plan.prepared for plan in litert_plans(model)]
     # The ways all-zero inputs take inside the children (an IF in a loop's body that takes
@@ -103,12 +106,17 @@ def heap_ways(
         if (node.zero_way is not None or node.zero_turns) and node.opcode in _DECIDED
         and (node.opcode == "IF" or node.first_check is None)
     }  # fmt: skip
-    if len(found) > MOST_DECISIONS or not (found or inner):
+    if not (found or inner):
         return ()
+    replayed: Iterable[tuple[bool, ...]] = itertools.product((True, False), repeat=len(found))
+    if len(found) > MOST_DECISIONS:
+        if any(node.zero_way is None for node in found):
+            return ()
+        replayed = [tuple(bool(node.zero_way) for node in found)]
     index = plans[0].index
     named = _operator_names(read, model)
     ways = []
-    for taken in itertools.product((True, False), repeat=len(found)):
+    for taken in replayed:
         given = {(index, node.position): way for node, way in zip(found, taken, strict=True)}
         choices = tuple(
             Choice(node.opcode, named.get(node.operator, node.operator), way)
@@ -127,25 +135,56 @@ def _operator_names(read: Model, model: Model) -> dict[int, int]:
     return dict(zip(ours, given, strict=True)) if len(ours) == len(given) else {}
 
 
+def every_way(ways: Sequence[Way]) -> bool:
+    """Whether `ways` are every way of their decisions (2 ** N of N), not the zero way alone."""
+    return bool(ways) and len(ways) == 2 ** len(ways[0].choices)
+
+
+def ways_notes(model: Model, ways: Sequence[Way]) -> tuple[str, ...]:
+    """The heap's note on the ways a model input picks (`model`: the plan `heap_ways` read):
+    each way's figures, or that past MOST_DECISIONS they are not replayed one by one."""
+    if ways and every_way(ways):
+        return (ways_note(ways),)
+    count = len(decisions(model))
+    if count <= MOST_DECISIONS:
+        return ()
+    beyond = (
+        f"a model input picks the way the first invoke takes at {count} IFs and WHILEs of the "
+        f"primary subgraph ({_ways_count(count)} ways, more than the {2**MOST_DECISIONS} "
+        "replayed one by one): the figures above count the larger of each, which a device must "
+        "hold"
+    )
+    if not ways:
+        return (f"{beyond}; no way is replayed on its own",)
+    return (f"{beyond}; replayed on its own only {_described(ways)}",)
+
+
+def _ways_count(decided: int) -> str:
+    return f"{2**decided:,}" if decided <= 16 else f"2^{decided}"
+
+
 def ways_note(ways: Sequence[Way]) -> str:
     """The ways in words, for the heap's notes."""
-    described = "; ".join(
+    return (
+        f"a model input picks the way the first invoke takes: {_described(ways)}; "
+        "the figures above count the larger of each, which a device must hold"
+    )
+
+
+def _described(ways: Sequence[Way]) -> str:
+    return "; ".join(
         f"{format_bytes_exact(way.after_first_invoke)} after the first invoke and "
         f"{format_bytes_exact(way.peak)} at the peak if {way.words}"
         + (" (the way all-zero inputs take)" if way.zero_inputs else "")
         + ("" if way.exact else " (still a bound: a run-time value in a loop's body)")
         for way in ways
     )
-    return (
-        f"a model input picks the way the first invoke takes: {described}; "
-        "the figures above count the larger of each, which a device must hold"
-    )
 
 
 def decided_parts(ways: Sequence[Way], parts: Sequence[HeapPart]) -> frozenset[str]:
     """The parts counted as the larger of each way (not exact in `parts`) that every way has
-    exact: none unless every way is exact."""
-    if not ways or not all(way.exact for way in ways):
+    exact: none unless every way is replayed and exact."""
+    if not every_way(ways) or not all(way.exact for way in ways):
         return frozenset()
     exact = [{part.name for part in way.parts if part.exact} for way in ways]
     return frozenset(
