@@ -1,7 +1,9 @@
 """The LiteRT interpreter heap with 2 and 4 threads (`plan --threads N`) against the wheel's, as
 tests/data/litert_heap_threads.json cached it (`python -m tests.litert_heap_threads` remakes
-it): never under; where the figure is not modelled (a float convolution left to the builtin
-kernels), no figure, for the reason listed."""
+it): never under. A float convolution left to the builtin kernels takes conv.cc's
+multi-threaded Eigen kernel, a labelled bound since session 16 (heap_threads.eigen_conv_parts:
+no figure before), checked here and on 12 chains drawn after it (mt16_*,
+tests/data/litert_heap_conv_threads.json, `python -m tests.litert_conv_threads`)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,12 @@ from arenalens.cli import main
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import heap_xnnpack
 from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap
-from arenalens.runtimes.litert.heap_threads import threads_unsized
+from arenalens.runtimes.litert.heap_threads import multithreaded_convs, threads_unsized
 from arenalens.runtimes.litert.isa import profile
 from arenalens.tflite.builder import ModelBuilder
+from tests.litert_conv_threads import COMMAND as CONV_COMMAND
+from tests.litert_conv_threads import DATA as CONV_DATA
+from tests.litert_conv_threads import NAMES as CONV_NAMES
 from tests.litert_heap_arm64_threads import COMMAND as ARM64_COMMAND
 from tests.litert_heap_arm64_threads import DATA as ARM64_DATA
 from tests.litert_heap_arm64_threads import model_bytes as arm64_model_bytes
@@ -35,12 +40,14 @@ CASES = [
 ]
 DELEGATE_OF_MODE = {"builtin": "none", "xnnpack": "xnnpack"}
 # (model, delegate) whose heap with more than one thread is not modelled, and why.
-NOT_SIZED = {
-    ("heldout_case_conv_float_im2col.tflite", "none"): "float CONV_2D",
-    ("heldout_float_cnn_3.tflite", "none"): "float CONV_2D",
-    ("mlperf_tiny__pretrainedResnet.tflite", "none"): "float CONV_2D",
-    ("mlperf_tiny__vww_96_float.tflite", "none"): "float CONV_2D",
-}
+NOT_SIZED: dict[tuple[str, str], str] = {}
+# Those whose float CONV_2D the builtin kernels run multi-threaded (a labelled bound).
+EIGEN_CONVS = (
+    "heldout_case_conv_float_im2col.tflite",
+    "heldout_float_cnn_3.tflite",
+    "mlperf_tiny__pretrainedResnet.tflite",
+    "mlperf_tiny__vww_96_float.tflite",
+)
 
 
 @functools.cache
@@ -72,6 +79,9 @@ def test_threads_heap_is_never_under(
     heap: InterpreterHeap = interpreter_heap(model, sizes, delegate=delegate, threads=threads)
     real = CACHE["models"][name][mode][str(threads)]
     assert heap.threads == threads
+    bounded = any(part.name == "Eigen thread pool" for part in heap.parts)
+    assert bounded is (threads > 1 and delegate == "none" and name in EIGEN_CONVS)
+    assert not bounded or not heap.exact
     assert real["after_allocate"] <= heap.after_setup
     assert real["after_invoke"] <= heap.after_first_invoke
     assert real["peak"] <= heap.peak
@@ -98,8 +108,9 @@ def test_threads_change_only_the_thread_parts(tmp_path_factory: Any) -> None:
 
 def test_plan_threads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`plan --runtime litert --threads 4 --json`: both delegates' heaps for 4 threads, the
-    same figures as the API; a float convolution's builtin figure is left out with a note;
-    --threads below 1 or without LiteRT is a usage error."""
+    same figures as the API; a float convolution's builtin figure is its labelled bound
+    (left out with a note before session 16); --threads below 1 or without LiteRT is a usage
+    error."""
     path = model_file("heldout_cnn_1.tflite", tmp_path)
     assert path is not None
     code = main(["plan", str(path), "--runtime", "litert", "--threads", "4", "--json"])
@@ -116,8 +127,8 @@ def test_plan_threads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert float_cnn is not None
     main(["plan", str(float_cnn), "--runtime", "litert", "--threads", "2", "--json"])
     document = json.loads(capsys.readouterr().out)
-    assert [heap["delegate"] for heap in document["interpreter_heap"]] == ["xnnpack"]
-    assert any("float CONV_2D" in note for note in document["interpreter_heap"][0]["notes"])
+    builtin = {heap["delegate"]: heap for heap in document["interpreter_heap"]}["none"]
+    assert not builtin["exact"] and "Eigen thread pool" in builtin["estimate"]
     assert main(["plan", str(path), "--runtime", "litert", "--threads", "0"]) == 2
     assert main(["plan", str(path), "--threads", "2"]) == 2
 
@@ -186,19 +197,58 @@ def test_arm64_cache_says_how_it_was_made() -> None:
 @pytest.mark.parametrize("name", sorted(ARM64["models"]))
 def test_a_float_convolution_with_threads_is_sized_on_arm_and_never_under(name: str) -> None:
     """On aarch64 (TFLITE_WITH_RUY by default) conv.cc has no multithreaded kernel: a float
-    CONV_2D left to the builtin kernels is sized with 4 threads there (refused on x86-64 and
-    armv7, whose builds take Eigen's), at or above the aarch64 wheel's heap under qemu."""
+    CONV_2D left to the builtin kernels adds nothing for it there (x86-64 and armv7, whose
+    builds take Eigen's, add its bound), at or above the aarch64 wheel's heap under qemu."""
     data = arm64_model_bytes(name)
     if data is None:
         pytest.skip("the shared models are not here")
     analysis = analyze(data, runtime="litert")
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-    assert threads_unsized(analysis.model, 4) == ("float CONV_2D",)
-    assert threads_unsized(analysis.model, 4, profile("armv7")) == ("float CONV_2D",)
-    assert threads_unsized(analysis.model, 4, profile(ARM64["isa"])) == ()
+    assert multithreaded_convs(analysis.model, profile("x86-64-avx512"))
+    assert multithreaded_convs(analysis.model, profile("armv7"))
+    assert multithreaded_convs(analysis.model, profile(ARM64["isa"])) == ()
     for threads, real in ARM64["models"][name].items():
         heap = interpreter_heap(
             analysis.model, sizes, delegate="none", threads=int(threads), isa=profile(ARM64["isa"])
         )
         assert real["after_allocate"] <= heap.after_setup
         assert real["peak"] <= heap.peak
+
+
+CONV_THREADS: dict[str, Any] = json.loads(CONV_DATA.read_text())
+
+
+def test_conv_threads_cache_says_how_it_was_made() -> None:
+    assert CONV_THREADS["command"] == CONV_COMMAND
+    assert sorted(CONV_THREADS["models"]) == sorted(f"{name}.tflite" for name, _ in CONV_NAMES)
+
+
+@pytest.mark.parametrize(("name", "seed"), CONV_NAMES)
+def test_a_multithreaded_float_convolution_is_a_bound_never_under(
+    name: str, seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """conv.cc's multi-threaded Eigen kernel (float CONV_2D chains, mt16_*, measured on the AMD
+    EPYC at 1, 2 and 4 threads): its transposed filters, Eigen's thread pool and the parallel
+    contraction's slices are labelled bounds, at or above the wheel at every moment (before:
+    no figure, 'not modelled')."""
+    from arenalens.runtimes.litert import eigen_blocking
+    from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
+    from tests.litert_conv_threads import case
+
+    epyc = eigen_blocking.ZEN_EPYC
+    monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, f"{epyc.l1},{epyc.l2},{epyc.l3}")
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(case(seed))
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    for threads, real in CONV_THREADS["models"][path.name]["builtin"].items():
+        heap = interpreter_heap(
+            analysis.model, sizes, delegate="none", threads=int(threads), isa=X86_64_V3_ZEN
+        )
+        names = {part.name for part in heap.parts}
+        assert ("Eigen thread pool" in names) is (threads != "1")
+        assert real["after_allocate"] <= heap.after_setup
+        assert real["after_invoke"] <= heap.after_first_invoke
+        assert real["peak"] <= heap.peak
+        if threads != "1":
+            assert heap.estimate and "Eigen thread pool" in heap.estimate

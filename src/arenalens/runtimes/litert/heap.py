@@ -236,7 +236,7 @@ def interpreter_heap(
     ]
     machine = isa.machine
     if delegate == "none":
-        parts.extend(thread_parts(model, threads, delegate="none", view=None))
+        parts.extend(thread_parts(model, threads, delegate="none", view=None, isa=isa))
         invoke = functools.partial(first_invoke_parts, model, isa=isa, arenas=arena_sizes)
         picked = heap_ways.heap_ways(read, model, lambda given: [*parts, *invoke(ways=given)])
         return InterpreterHeap(
@@ -245,7 +245,7 @@ def interpreter_heap(
         )  # fmt: skip
     xnnpack = xnnpack_parts(model, arenas, isa, threads, first_workspace=_setup_workspace(reshapes))
     parts.extend(xnnpack)
-    parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
+    parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view, isa=isa))
     ways: tuple[heap_ways.Way, ...] = ()
     if view is None:
         parts.extend(

@@ -73,8 +73,8 @@ def heap_documents(
             unthreaded.append(
                 f"{'with XNNPACK' if delegate == 'xnnpack' else 'with the builtin kernels only'}"
                 f" and {threads} threads the heap is not sized: the builtin {', '.join(found)} "
-                "takes its multi-threaded kernel (other temporaries, Eigen's thread pool), "
-                "which is not modelled; give --threads 1 for that figure"
+                "sizes its arena scratch for the threads, which is not modelled; give "
+                "--threads 1 for that figure"
             )
             continue
         heap = interpreter_heap(model, arena_sizes, delegate=delegate, threads=threads, isa=isa)
