@@ -231,8 +231,8 @@ def test_the_wheel_cannot_invoke_an_int8_svdf_state_with_int16_time_weights() ->
 def test_plain_operators_are_told_without_asking_each_for_its_obstacles(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # An operator whose events hold no refusal, rewritten shape or estimate, in a subgraph
-    # without a dim <= 0, has no obstacle: support tells it from the event types the setup
+    # An operator whose events hold no refusal, rewritten shape or estimate, with no output
+    # dim <= 0, has no obstacle: support tells it from the event types the setup
     # holds. The RELU here is one; the custom operator (no kernel) is asked.
     asked: list[str] = []
     original = support_module._operator_obstacles

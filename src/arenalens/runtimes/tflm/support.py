@@ -94,9 +94,8 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     standing_in: dict[str, bool] = {}  # by opcode: asked once per model, not per operator
     is_host = build.is_host
     for subgraph in model.subgraphs:
-        # No dim <= 0 in any of the subgraph's tensors: then only the shapes Prepare rewrote
-        # can be dynamic.
-        positive, unsized = _tensor_facts(subgraph.tensors)
+        tensors = subgraph.tensors
+        unsized = _first_unsized(tensors)
         if unsized is not None:
             found.append(_unsized_obstacle(unsized, subgraph.index))
         for operator in subgraph.operators:
@@ -104,21 +103,28 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
             # The fields read here, unpacked at once (a NamedTuple field read by name costs a
             # generic attribute lookup).
             _, registered, rule, _, _, _, kinds, holds = setup
+            # Only an output's dims can make it dynamic (CheckDynamicTensors): its own outputs
+            # are looked at, not every tensor of the subgraph (most are constants).
+            sized = True
+            for index in operator.outputs:
+                if index >= 0:
+                    for dim in tensors[index].shape:
+                        if dim <= 0:
+                            sized = False
             # The usual operator: registered, its events hold no refusal, rewritten shape or
-            # estimate, no intermediates, in a subgraph without a dim <= 0: nothing to find.
-            # (Told from the event types the setup holds: asking for each view is a Python
-            # call per operator.)
+            # estimate, no intermediates, no output dim <= 0: nothing to find. (Told from the
+            # event types the setup holds: asking for each view is a Python call per operator.)
             if holds is None:
                 holds = kinds
             plain = (
-                positive
+                sized
                 and registered
                 and holds is not None
                 and holds.isdisjoint(_NOTABLE_EVENTS)
                 and not operator.intermediates
             )
             if not plain:
-                obstacles = _operator_obstacles(setup, positive)
+                obstacles = _operator_obstacles(setup, sized)
                 if obstacles:
                     found.extend(obstacles)
                 if not registered:
@@ -155,19 +161,14 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     )
 
 
-def _tensor_facts(tensors: tuple[Tensor, ...]) -> tuple[bool, Tensor | None]:
-    """(no tensor has a dim <= 0, the first tensor TFLM cannot size or None), in one pass over
-    the tensors: the pass reads each tensor's fields once (two C passes, a type-name set and a
-    chain of every dim, cost more)."""
-    positive, unsized, sized = True, None, _SIZED_TYPES
+def _first_unsized(tensors: tuple[Tensor, ...]) -> Tensor | None:
+    """The first tensor TFLM cannot size (a type TfLiteTypeSizeOf does not know), or None (a
+    plain loop: a C pass, `issuperset(map(attrgetter))`, costs more per tensor)."""
+    sized = _SIZED_TYPES
     for tensor in tensors:
-        if unsized is None and tensor.dtype.name not in sized:
-            unsized = tensor
-        if positive:
-            for dim in tensor.shape:
-                if dim <= 0:
-                    positive = False
-    return positive, unsized
+        if tensor.dtype.name not in sized:
+            return tensor
+    return None
 
 
 def _unsized_obstacle(tensor: Tensor, subgraph_index: int) -> Obstacle:
@@ -180,8 +181,8 @@ def _unsized_obstacle(tensor: Tensor, subgraph_index: int) -> Obstacle:
 
 
 def _operator_obstacles(setup: OperatorSetup, positive_shapes: bool = False) -> list[Obstacle]:
-    """Why TFLM does not run the operator of `setup` (`positive_shapes`: no tensor of its
-    subgraph has a dim <= 0)."""
+    """Why TFLM does not run the operator of `setup` (`positive_shapes`: none of its outputs
+    has a dim <= 0 in the file)."""
     context = setup.context
     subgraph, operator = context.subgraph, context.operator
     if not setup.registered:
