@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, check_plan, run_planner
-from arenalens.planning.checker import _plainly_valid
+from arenalens.planning.checker import _plainly_valid, checked_arena_size
+from arenalens.planning.problem import arena_size
 from tests.hang_guard import no_hang
 
 
@@ -125,6 +126,23 @@ def test_the_usual_plans_quick_proof_is_the_brute_forces_answer(
     if any(b.end < b.start for b in problem.buffers) or not problem.buffers:
         return
     assert _plainly_valid(problem, offsets) is not brute_force_conflict(problem, offsets)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(online_problems(), placed_problems()))
+def test_the_checked_size_is_the_checks_verdict_and_the_highest_end(
+    case: tuple[Problem, dict[int, int]],
+) -> None:
+    # `run_planner` takes a plan's size from the check's own sweep where it can: the same
+    # verdict as `check_plan` and the same size as `arena_size`, buffers of 0 bytes included.
+    problem, offsets = case
+    try:
+        size = checked_arena_size(problem, offsets)
+    except PlanError as error:
+        assert _verdict(problem, offsets) == str(error)
+    else:
+        assert _verdict(problem, offsets) == "valid"
+        assert size == arena_size(problem, offsets)
 
 
 def test_the_quick_proof_leaves_every_other_plan_to_the_full_judge() -> None:

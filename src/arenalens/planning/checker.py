@@ -10,7 +10,7 @@ report that instead.
 The overlap test sweeps steps in order, keeping the live online buffers that take part in no
 allowed overlap sorted by offset: they never overlap each other, so a new buffer is compared with
 its two neighbours only. The usual plan (every buffer online, no overlap allowed, no alignment)
-is proven valid by that sweep over plain columns first (`_plainly_valid`); any other plan, and
+is proven valid by that sweep over plain columns first (`_plain_arena_size`); any other plan, and
 any fault, is judged in full, which names the fault. Fixed buffers, and online buffers that may
 overlap a partner, may share bytes and are searched through max segment trees, each byte-range
 hit judged by the pair's rule. O(n log n) in all, even when thousands of buffers are live at once
@@ -24,7 +24,7 @@ import heapq
 import operator
 from collections.abc import Iterator, Mapping
 from itertools import compress
-from operator import sub
+from operator import add, sub
 from typing import cast
 
 from arenalens.errors import PlanError
@@ -34,13 +34,14 @@ from arenalens.units import format_bytes_exact
 # The order buffers are checked in: by first step, then id.
 _START_AND_ID = operator.attrgetter("start", "id")
 _SIZE = operator.attrgetter("size")
+_FIRST = operator.itemgetter(0)
 
 
 def check_plan(
     problem: Problem, offsets: Mapping[int, int], declared_size: int | None = None
 ) -> None:
     """Raise PlanError if offsets do not form a valid placement of problem."""
-    if not _plainly_valid(problem, offsets):
+    if _plain_arena_size(problem, offsets) is None:
         # Anything else, or a fault: judged in full, and the fault named.
         _check_offsets(problem, offsets)
         _check_overlaps(problem, offsets)
@@ -53,51 +54,85 @@ def check_plan(
             )
 
 
-def _plainly_valid(problem: Problem, offsets: Mapping[int, int]) -> bool:
-    """True when the usual plan is valid: no buffer fixed, no overlap allowed, no alignment to
-    keep, every offset a plain int >= 0, every buffer live at a step, and no two buffers live
-    at a common step sharing a byte. False for anything else and for any fault: `check_plan`
-    then judges it in full and names the fault.
+def checked_arena_size(problem: Problem, offsets: Mapping[int, int]) -> int:
+    """`check_plan`, then the arena the offsets need (`problem.arena_size`): for the usual plan
+    the check's own sweep finds the highest end (a pass over every buffer costs more)."""
+    size = _plain_arena_size(problem, offsets)
+    if size is None:
+        _check_offsets(problem, offsets)
+        _check_overlaps(problem, offsets)
+        size = arena_size(problem, offsets)
+    return size
 
-    One sweep over the sized buffers by first step, with the live ones' offsets and ends in two
-    lists sorted by offset (two live buffers never share an offset: they would share a byte): a
-    new buffer can only collide with its two neighbours. Live buffers leave in order of their
+
+def _plainly_valid(problem: Problem, offsets: Mapping[int, int]) -> bool:
+    """True when the usual plan is valid (`_plain_arena_size`)."""
+    return _plain_arena_size(problem, offsets) is not None
+
+
+def _plain_arena_size(problem: Problem, offsets: Mapping[int, int]) -> int | None:
+    """The arena the usual plan needs (its highest end) when it is valid: no buffer fixed, no
+    overlap allowed, no alignment to keep, every offset a plain int >= 0, every buffer live at
+    a step, and no two buffers live at a common step sharing a byte. None for anything else
+    and for any fault: `check_plan` then judges it in full and names the fault.
+
+    One sweep over the sized buffers by first step, with the live ones' offsets in a sorted list
+    and their ends by offset (two live buffers never share an offset: they would share a byte):
+    a new buffer can only collide with its two neighbours. Live buffers leave in order of their
     last step (a sorted list, no heap): those that ended before the new one's first step have
     all begun before it."""
     buffers = problem.buffers
     if problem.alignment != 1 or problem.overlaps or not buffers:
-        return False
+        return None
     ids, starts, ends, sizes, fixed = problem.columns  # the planner's too
     given = list(map(offsets.get, ids))
     if fixed.count(None) != len(fixed) or set(map(type, given)) != {int}:
-        return False
+        return None
     placed = cast("list[int]", given)
     if min(placed) < 0 or min(map(sub, ends, starts)) < 0:
-        return False
-    rows = sorted(compress(zip(starts, ids, ends, placed, sizes, strict=True), sizes))
-    if not rows:
-        return True
-    leaving = sorted(compress(zip(ends, placed, strict=True), sizes))  # by last step
+        return None
+    # Sorted by their first int alone (a sort of tuples compares them item by item): the order
+    # of buffers that begin (or leave) at one step does not change what the sweep finds.
+    rows = sorted(compress(zip(starts, ends, placed, sizes, strict=True), sizes), key=_FIRST)
+    leaving = sorted(compress(zip(ends, placed, strict=True), sizes), key=_FIRST)  # by last step
+    highest = _highest_end(rows, leaving) if rows else 0
+    if highest is None:
+        return None
+    if len(rows) != len(placed):  # a buffer of 0 bytes: its offset may be the highest end
+        highest = max(map(add, placed, sizes))
+    return highest
+
+
+def _highest_end(
+    rows: list[tuple[int, int, int, int]], leaving: list[tuple[int, int]]
+) -> int | None:
+    """The sweep of `_plain_arena_size`: the sized buffers' rows (first step, last step, offset,
+    size) by first step and their (last step, offset) by last step → their highest end, or None
+    when two live at a common step share a byte."""
     last_steps, leaving_offsets = zip(*leaving, strict=True)
     gone = 0
     live_offsets: list[int] = []  # sorted
-    live_ends: list[int] = []  # offset + size of each, in the same order
+    # Offset → the end of the buffer last placed there: the live one, for every offset in
+    # `live_offsets` (an entry left by a buffer gone is overwritten before it is read again).
+    end_at: dict[int, int] = {}
     search = bisect.bisect_left
-    for start, _, _, offset, size in rows:
+    highest = 0
+    for start, _, offset, size in rows:
         # The row's own entry in `leaving` ends at or after `start`: the scan stops there.
         while last_steps[gone] < start:
-            position = search(live_offsets, leaving_offsets[gone])
-            del live_offsets[position], live_ends[position]
+            del live_offsets[search(live_offsets, leaving_offsets[gone])]
             gone += 1
         position = search(live_offsets, offset)
-        if position and live_ends[position - 1] > offset:
-            return False
+        if position and end_at[live_offsets[position - 1]] > offset:
+            return None
         end = offset + size
         if position < len(live_offsets) and live_offsets[position] < end:
-            return False
+            return None
         live_offsets.insert(position, offset)
-        live_ends.insert(position, end)
-    return True
+        end_at[offset] = end
+        if end > highest:  # noqa: PLR1730 - a call per buffer costs more than the test
+            highest = end
+    return highest
 
 
 def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:

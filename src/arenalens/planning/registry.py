@@ -24,8 +24,8 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import PlanError
-from arenalens.planning.checker import check_plan
-from arenalens.planning.problem import Plan, Problem, arena_size
+from arenalens.planning.checker import checked_arena_size
+from arenalens.planning.problem import Plan, Problem
 from arenalens.records import record
 from arenalens.registry import Registry, Settings
 
@@ -121,10 +121,9 @@ def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
     # The checker and the size read the plain dict (half the cost of a read through the view),
     # which no one else holds.
     try:
-        check_plan(problem, plain)
+        size = checked_arena_size(problem, plain)
     except PlanError as error:
         raise PlanError(f"planner '{name}' produced an invalid plan: {error}") from error
-    size = arena_size(problem, plain)
     offsets = MappingProxyType(plain)
     if output is None:  # bare offsets (the runtimes' planners): a Plan of the defaults
         return Plan(planner=name, offsets=offsets, arena_size=size, seconds=seconds)
