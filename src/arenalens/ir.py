@@ -7,7 +7,7 @@ identified by `(subgraph index, tensor index)`; an operator by `(subgraph index,
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import field
 from functools import cached_property
 from itertools import chain
@@ -356,12 +356,17 @@ def check_shape_size(
             )
 
 
-def check_model(model: Model, *, strict: bool = False) -> None:
+def check_model(model: Model, *, strict: bool = False, proven: Collection[int] = ()) -> None:
     """Model → None, or ModelError naming the first structural problem found.
 
     Checks: indices in range, a valid subgraph call graph without cycles, operators reading only
     tensors that are constant, inputs, variables or written by an earlier operator (strict), and an
     offline plan with one offset per tensor. Sizes were bounded when the tensors were read.
+
+    `proven`: subgraphs whose operators the reader saw pass these checks as it read them (every
+    index in range, each input ready before its operator, no intermediates nor calls:
+    `operator_tables.read_operators`); their operators are not walked again. Their checks would
+    pass, so the first fault named is the same.
     """
 
     def fail(problem: str) -> ModelError:
@@ -370,11 +375,14 @@ def check_model(model: Model, *, strict: bool = False) -> None:
     subgraph_count = len(model.subgraphs)
     calls = False
     for subgraph in model.subgraphs:
-        calls |= _check_subgraph_indices(subgraph, subgraph_count, fail)
+        calls |= _check_subgraph_indices(
+            subgraph, subgraph_count, fail, walk_operators=subgraph.index not in proven
+        )
     if calls:  # (without calls there is no cycle)
         _check_call_graph(model, fail)
     for subgraph in model.subgraphs:
-        _check_data_order(subgraph, strict, fail)
+        if subgraph.index not in proven:
+            _check_data_order(subgraph, strict, fail)
     for signature in model.signature_defs:
         if not 0 <= signature.subgraph < subgraph_count:
             raise fail(
@@ -384,9 +392,15 @@ def check_model(model: Model, *, strict: bool = False) -> None:
 
 
 def _check_subgraph_indices(
-    subgraph: Subgraph, subgraph_count: int, fail: Callable[[str], ModelError]
+    subgraph: Subgraph,
+    subgraph_count: int,
+    fail: Callable[[str], ModelError],
+    *,
+    walk_operators: bool = True,
 ) -> bool:
-    """Fail on the first index out of range; else whether an operator calls a subgraph."""
+    """Fail on the first index out of range; else whether an operator calls a subgraph.
+    `walk_operators`: False checks the subgraph's inputs and outputs only (its operators are
+    proven: `check_model`)."""
     count = len(subgraph.tensors)
     where = f"subgraph {subgraph.index}"
 
@@ -400,6 +414,8 @@ def _check_subgraph_indices(
 
     check(subgraph.inputs, f"{where} inputs")
     check(subgraph.outputs, f"{where} outputs")
+    if not walk_operators:
+        return False
     operators = subgraph.operators
     # Every operator's indices at once, in C: those of a sound subgraph lie in [-1, count), and
     # few operators have intermediates or call subgraphs. Otherwise operator by operator, for

@@ -48,10 +48,25 @@ class OperatorReader(TableReader, Protocol):
 
 
 def read_operators(
-    parser: OperatorReader, vector: tuple[int, int], opcodes: tuple[OpcodeRow, ...], *, where: str
-) -> tuple[Operator, ...]:
-    """A subgraph's operators vector (from `vector_at`) → its Operators; the inputs and outputs
-    vectors read as `tensor_tables` reads shapes."""
+    parser: OperatorReader,
+    vector: tuple[int, int],
+    opcodes: tuple[OpcodeRow, ...],
+    *,
+    where: str,
+    ready: set[int],
+    tensor_count: int,
+) -> tuple[tuple[Operator, ...], bool]:
+    """A subgraph's operators vector (from `vector_at`) → its Operators, and whether they passed
+    `ir.check_model`'s operator checks as they were read; the inputs and outputs vectors read as
+    `tensor_tables` reads shapes.
+
+    The proof (`ready`: the tensors readable before the first operator, -1 included, of
+    `tensor_count`): each operator reads only tensors ready before it, and then its outputs are,
+    as `ir._check_data_order` walks them; every index is then one of those, all in range when the
+    set's least and greatest are; no operator has intermediates or calls a subgraph. Two set
+    calls per operator where the check walked every operator twice more; anything else (a
+    tensor read before it is written, which only strict loading refuses, intermediates, control
+    flow) is left to the check, which names the first fault as it always did."""
     buf, size, label, cache, vtables = (
         parser.data,
         parser.size,
@@ -77,6 +92,8 @@ def read_operators(
     # one table.
     decoded: dict[OptionsKey, Mapping[str, Any]] = {}
     items, item_budget = parser.items, parser.item_budget
+    proving = True
+    readable, now_ready = ready.issuperset, ready.update
     found = []
     for index, pos in enumerate(table_positions(buf, *vector)):
         try:
@@ -180,6 +197,11 @@ def read_operators(
         items += len(inputs) + len(outputs) + len(intermediates) + len(called)
         if items > item_budget:
             parser.charge(items - parser.items)
+        if proving:
+            if readable(inputs) and not (intermediates or called):
+                now_ready(outputs)
+            else:
+                proving = False
         found.append(
             new(
                 Operator,
@@ -200,7 +222,8 @@ def read_operators(
             )
         )
     parser.items = items
-    return tuple(found)
+    proven = proving and min(ready) >= -1 and max(ready) < tensor_count
+    return tuple(found), proven
 
 
 def _called_subgraphs(opcode: str, options: Any) -> tuple[int, ...]:

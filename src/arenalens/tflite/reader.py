@@ -107,15 +107,16 @@ def parse_model(data: Any, label: str, *, strict: bool = False) -> Model:
         raise ModelError(
             label, f"not a TFLite model: file identifier is {found!r}, expected b'TFL3'"
         )
+    parser = _Parser(data, label)
     try:
-        model = _Parser(data, label).model()
+        model = parser.model()
     except ModelError:
         raise
     except _MALFORMED as error:
         raise ModelError(label, f"malformed FlatBuffer ({type(error).__name__}: {error})") from None
     except MemoryError:
         raise ModelError(label, "malformed FlatBuffer (implausible sizes)") from None
-    check_model(model, strict=strict)
+    check_model(model, strict=strict, proven=parser.proven)
     return model
 
 
@@ -171,6 +172,8 @@ class _Parser:
         # tables using it
         self.quantization_readers: dict[int, QuantizationReader] = {}
         self.small_shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
+        # Subgraphs whose operators passed `check_model`'s operator checks as they were read.
+        self.proven: set[int] = set()
         self.items = 0
         self.item_budget = MIN_ITEM_BUDGET + int(MAX_ITEMS_PER_BYTE * self.size)
 
@@ -279,19 +282,32 @@ class _Parser:
         tables = 1 + tensor_vector[1] + operator_vector[1]
         input_set, output_set = set(inputs), set(outputs)
         items = self.items
+        # The tensors an operator may read before any writes them (`read_operators`' proof).
+        ready = {-1, *inputs}
         try:
             self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
-            tensors = read_tensors(self, tensor_vector, buffers, input_set, output_set, where=where)
-            operators = read_operators(self, operator_vector, opcodes, where=where)
+            tensors = read_tensors(
+                self, tensor_vector, buffers, input_set, output_set, where=where, ready=ready
+            )
+            operators, proven = read_operators(
+                self, operator_vector, opcodes, where=where, ready=ready, tensor_count=len(tensors)
+            )
         except (ModelError, *_MALFORMED):
             # The first fault in the reader's order (`tensor_tables`): every tensor and operator
             # table, then the charge for them, then the tensors', then the operators'.
             self.items = items
+            ready = {-1, *inputs}
             read_tables(buf, size, *tensor_vector, TENSOR_FIELDS)
             read_tables(buf, size, *operator_vector, OPERATOR_FIELDS)
             self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
-            tensors = read_tensors(self, tensor_vector, buffers, input_set, output_set, where=where)
-            operators = read_operators(self, operator_vector, opcodes, where=where)
+            tensors = read_tensors(
+                self, tensor_vector, buffers, input_set, output_set, where=where, ready=ready
+            )
+            operators, proven = read_operators(
+                self, operator_vector, opcodes, where=where, ready=ready, tensor_count=len(tensors)
+            )
+        if proven:
+            self.proven.add(index)
         return Subgraph(
             index=index,
             name=self.text(fb, _SubgraphSlots.NAME),

@@ -161,8 +161,11 @@ def read_tensors(
     outputs: set[int],
     *,
     where: str,
+    ready: set[int],
 ) -> tuple[Tensor, ...]:
-    """A subgraph's tensors vector (from `vector_at`) → its Tensors.
+    """A subgraph's tensors vector (from `vector_at`) → its Tensors; the indices of the constant
+    and variable ones added to `ready` (what an operator may read before any writes it: the
+    reader's proof of data order, `operator_tables.read_operators`).
 
     The shape and the name are read here with the bounds `tables.vector_at` checks; when one
     fails, that function reads the same field again to raise its own error."""
@@ -197,6 +200,7 @@ def read_tensors(
     new = tuple.__new__  # as in `read_buffers`
     # `parser.charge`, kept in locals over the loop (two charges per tensor).
     items, item_budget = parser.items, parser.item_budget
+    ready_add = ready.add
     found = []
     for index, pos in enumerate(table_positions(buf, *vector)):
         try:
@@ -374,8 +378,10 @@ def read_tensors(
         # One kind per tensor, most specific first (`TensorKind`).
         if has_data:
             kind = constant
+            ready_add(index)
         elif variable:
             kind = variable_kind
+            ready_add(index)
         elif is_input:
             kind = input_kind
         elif is_output:
