@@ -18,6 +18,7 @@ from arenalens.tflite.tables import (
     COUNT_AND_4_INT32,
     LONG_VECTOR,
     SHORT_DIMS,
+    KnownLayouts,
     TableLayout,
     TableReader,
     fields_outside,
@@ -38,6 +39,8 @@ OPERATOR_OFFSETS = (1, 2, 4, 8, 12)
 OpcodeRow = tuple[str, int, int, str | None, int]
 
 _I32 = struct.Struct("<i")
+# The operator tables' layouts by their vtable's bytes, across files (`tables.table_layout`).
+_OPERATOR_LAYOUTS: KnownLayouts = {}
 
 
 class OperatorReader(TableReader, Protocol):
@@ -106,7 +109,13 @@ def read_operators(
             layout = layouts.get(pos - row[0]) if row else None
             if layout is None:
                 layout = table_layout(
-                    buf, size, pos, OPERATOR_FIELDS, layouts, offsets_of=OPERATOR_OFFSETS
+                    buf,
+                    size,
+                    pos,
+                    OPERATOR_FIELDS,
+                    layouts,
+                    offsets_of=OPERATOR_OFFSETS,
+                    known=_OPERATOR_LAYOUTS,
                 )
             vtable, _, unpack, places = layout
             try:

@@ -240,6 +240,18 @@ class TableReader(Protocol):
 TableLayout = tuple[int, tuple[int, ...], Callable[[Any, int], tuple[Any, ...]], tuple[int, ...]]
 
 
+# A table type's layouts without their vtable's position, by the vtable's bytes (`table_layout`'s
+# `known`): (field offsets, unpack, places and offsets).
+KnownLayouts = dict[
+    bytes, tuple[tuple[int, ...], Callable[[Any, int], tuple[Any, ...]], tuple[int, ...]]
+]
+# Layouts kept per table type across files; past this many (a hostile file's vtables) they are
+# forgotten.
+MAX_KNOWN_LAYOUTS = 256
+# The longest vtable whose bytes are kept as a key: MAX_FIELDS fields, the most a layout reads.
+_MAX_VTABLE_KEY = _VTABLE_HEADER_BYTES + 2 * MAX_FIELDS
+
+
 def table_layout(
     buf: Any,
     size: int,
@@ -248,6 +260,7 @@ def table_layout(
     layouts: dict[int, TableLayout],
     *,
     offsets_of: tuple[int, ...] = (),
+    known: KnownLayouts,
 ) -> TableLayout:
     """The table at `pos` → its vtable's layout, made once per vtable and kept in `layouts` (by
     vtable position): for loops that read a [Table] vector's tables in their own frame, each
@@ -256,20 +269,38 @@ def table_layout(
 
     `offsets_of`: fields (indices in the vtable) whose offsets follow the places, so a loop
     binds them with the places when the vtable changes instead of subscripting the offsets for
-    every table."""
+    every table.
+
+    `known` (the caller's, for its `wanted` and `offsets_of`): layouts made before, by their
+    vtable's bytes. A layout is a function of those bytes alone, and a writer gives its files'
+    tables of one type the same few vtables: one met before, in this file or another, costs a
+    lookup instead of reading the offsets and finding the readers (~25 K instructions, a few
+    per table type and file). A vtable found there lies in the file, as `table_fields` checks:
+    its bytes were read whole."""
     if pos > size - 4:
         raise MalformedTableError(f"table at {pos} outside the file")
     vtable = pos - _I32.unpack_from(buf, pos)[0]
     layout = layouts.get(vtable)
     if layout is None:
-        fields = table_fields(buf, pos, size)
-        places = field_places(fields, wanted, lead=True)
-        layout = layouts[vtable] = (
-            vtable,
-            fields,
-            field_reader(fields, wanted, lead=True)[0],
-            places + tuple(fields[index] for index in offsets_of),
-        )
+        content = None
+        if 0 <= vtable <= size - _VTABLE_HEADER_BYTES:
+            end = vtable + _U16.unpack_from(buf, vtable)[0]
+            if end <= size and end - vtable <= _MAX_VTABLE_KEY:
+                content = bytes(buf[vtable:end])
+        made = known.get(content) if content is not None else None
+        if made is None:
+            fields = table_fields(buf, pos, size)
+            places = field_places(fields, wanted, lead=True)
+            made = (
+                fields,
+                field_reader(fields, wanted, lead=True)[0],
+                places + tuple(fields[index] for index in offsets_of),
+            )
+            if content is not None:
+                if len(known) >= MAX_KNOWN_LAYOUTS:
+                    known.clear()
+                known[content] = made
+        layout = layouts[vtable] = (vtable, *made)
     return layout
 
 

@@ -38,6 +38,7 @@ from arenalens.tflite.tables import (
     COUNT_AND_4_INT32,
     LONG_VECTOR,
     SHORT_DIMS,
+    KnownLayouts,
     MalformedTableError,
     TableLayout,
     TableReader,
@@ -84,6 +85,9 @@ class TensorReader(TableReader, Protocol):
     quantization_readers: dict[int, QuantizationReader]
 
 
+# Each table type's layouts by their vtable's bytes, across files (`tables.table_layout`).
+_BUFFER_LAYOUTS: KnownLayouts = {}
+_TENSOR_LAYOUTS: KnownLayouts = {}
 # Dims below this, at most 4 of them, cannot make a tensor too large (`ir.check_shape_size`).
 _SMALL_DIM = 1 << 14
 # `ir.DTYPES` by the type byte (a signed int8) as a subscript of a 256-entry tuple: a negative
@@ -121,7 +125,9 @@ def read_buffers(parser: TableReader, vector: tuple[int, int]) -> tuple[BufferRe
             # Another vtable than the previous table's: its layout, made when first seen.
             layout = layouts.get(pos - row[0]) if row else None
             if layout is None:
-                layout = table_layout(buf, size, pos, BUFFER_FIELDS, layouts, offsets_of=(0,))
+                layout = table_layout(
+                    buf, size, pos, BUFFER_FIELDS, layouts, offsets_of=(0,), known=_BUFFER_LAYOUTS
+                )
             vtable, _, unpack, (data_at, offset_at, size_at, data_field) = layout
             try:
                 row = unpack(buf, pos)
@@ -213,7 +219,13 @@ def read_tensors(
             layout = layouts.get(pos - row[0]) if row else None
             if layout is None:
                 layout = table_layout(
-                    buf, size, pos, TENSOR_FIELDS, layouts, offsets_of=TENSOR_OFFSETS
+                    buf,
+                    size,
+                    pos,
+                    TENSOR_FIELDS,
+                    layouts,
+                    offsets_of=TENSOR_OFFSETS,
+                    known=_TENSOR_LAYOUTS,
                 )
             vtable, _, unpack, places = layout
             try:
