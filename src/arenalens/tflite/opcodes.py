@@ -26,10 +26,12 @@ from arenalens.tflite.tables import (
     FieldReader,
     Wanted,
     field_reader,
+    remember,
     shared_table_fields,
     string_at,
     table_fields,
     vector_at,
+    vtable_bytes,
 )
 
 
@@ -347,6 +349,13 @@ def eager_options(
     return options
 
 
+# `_first_of_vtable`'s decoders (keys, unpack, pick, absent, span) by (type code, the vtable's
+# bytes), across files: made of those alone (`tables.table_layout` keeps layouts so).
+_FIRST_DECODERS: dict[
+    tuple[int, bytes], tuple[tuple[str, ...], Any, Any, tuple[Any, ...], tuple[int, int] | None]
+] = {}
+
+
 def _first_of_vtable(
     data: Any,
     position: int,
@@ -358,20 +367,26 @@ def _first_of_vtable(
     the vtable's decoder (as `decode_options` decodes such a table), which is kept in `readers`
     with the options known by their bytes; None for any other table, or one that does not
     decode (`eager_options` answers those). `kind`: (type code, vtable position)."""
-    try:
-        present = shared_table_fields(data, position, len(data), vtables)
-    except _OPTION_ERRORS:
-        return None
-    decoder = _scalar_decoder(0, kind[0], present)
-    if decoder is None:
-        return None
-    keys, (unpack, pick, absent) = decoder
+    content = vtable_bytes(data, len(data), kind[1])
+    known = _FIRST_DECODERS.get((kind[0], content)) if content is not None else None
+    if known is None:
+        try:
+            present = shared_table_fields(data, position, len(data), vtables)
+        except _OPTION_ERRORS:
+            return None
+        decoder = _scalar_decoder(0, kind[0], present)
+        if decoder is None:
+            return None
+        keys, (unpack, pick, absent) = decoder
+        known = (keys, unpack, pick, absent, _fields_span(present, unpack))
+        if content is not None:
+            remember(_FIRST_DECODERS, (kind[0], content), known)
+    keys, unpack, pick, absent, span = known
     try:
         values = pick(unpack(data, position) + absent)
     except struct.error:
         return None
     options = MappingProxyType(dict(zip(keys, values, strict=True)))
-    span = _fields_span(present, unpack)
     seen: dict[bytes, Mapping[str, Any]] = {}
     if span is not None:
         seen[bytes(data[position + span[0] : position + span[1]])] = options

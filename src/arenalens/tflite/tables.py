@@ -282,11 +282,7 @@ def table_layout(
     vtable = pos - _I32.unpack_from(buf, pos)[0]
     layout = layouts.get(vtable)
     if layout is None:
-        content = None
-        if 0 <= vtable <= size - _VTABLE_HEADER_BYTES:
-            end = vtable + _U16.unpack_from(buf, vtable)[0]
-            if end <= size and end - vtable <= _MAX_VTABLE_KEY:
-                content = bytes(buf[vtable:end])
+        content = vtable_bytes(buf, size, vtable)
         made = known.get(content) if content is not None else None
         if made is None:
             fields = table_fields(buf, pos, size)
@@ -297,11 +293,29 @@ def table_layout(
                 places + tuple(fields[index] for index in offsets_of),
             )
             if content is not None:
-                if len(known) >= MAX_KNOWN_LAYOUTS:
-                    known.clear()
-                known[content] = made
+                remember(known, content, made)
         layout = layouts[vtable] = (vtable, *made)
     return layout
+
+
+def vtable_bytes(buf: Any, size: int, vtable: int) -> bytes | None:
+    """The vtable at `vtable`, whole (its size, its table's size, its field offsets), as the key
+    of what is made of it alone (`table_layout`); None when it does not lie in the file (let
+    `table_fields` name the fault) or is longer than MAX_FIELDS fields."""
+    if not 0 <= vtable <= size - _VTABLE_HEADER_BYTES:
+        return None
+    end = vtable + _U16.unpack_from(buf, vtable)[0]
+    if end > size or end - vtable > _MAX_VTABLE_KEY:
+        return None
+    return bytes(buf[vtable:end])
+
+
+def remember(known: dict[Any, Any], key: Any, made: Any) -> None:
+    """Keep `made` in a dict of what vtables' bytes gave, across files, bounded: past
+    MAX_KNOWN_LAYOUTS entries (a hostile file's vtables) the old ones are forgotten."""
+    if len(known) >= MAX_KNOWN_LAYOUTS:
+        known.clear()
+    known[key] = made
 
 
 def fields_outside(pos: int) -> MalformedTableError:

@@ -46,12 +46,14 @@ from arenalens.tflite.tables import (
     field_reader,
     fields_outside,
     int32s_of_row,
+    remember,
     shared_table_fields,
     string_at,
     table_layout,
     table_positions,
     target_at,
     vector_at,
+    vtable_bytes,
 )
 from arenalens.units import format_bytes_exact
 
@@ -338,7 +340,7 @@ def read_tensors(
                 known = quantization_readers.get(quantization_vtable)
                 if known is None:
                     known = quantization_readers[quantization_vtable] = _quantization_reader(
-                        shared_table_fields(buf, table, size, parser.vtables)
+                        buf, size, table, quantization_vtable, parser.vtables
                     )
                 (
                     unpack_quantization,
@@ -424,16 +426,29 @@ def read_tensors(
     return tuple(found)
 
 
-def _quantization_reader(table_fields: tuple[int, ...]) -> QuantizationReader:
-    """A quantization vtable's field offsets → its reader (`QuantizationReader`)."""
-    scale_place, zero_point_place, axis_place = field_places(
-        table_fields, QUANTIZATION_FIELDS, lead=True
-    )
-    return (
-        field_reader(table_fields, QUANTIZATION_FIELDS, lead=True)[0],
+# Quantization readers by their vtable's bytes, across files (as `tables.table_layout`'s).
+_QUANTIZATION_READERS: dict[bytes, QuantizationReader] = {}
+
+
+def _quantization_reader(
+    buf: Any, size: int, table: int, vtable: int, vtables: dict[int, tuple[int, ...]]
+) -> QuantizationReader:
+    """The quantization table at `table` (in the file), its vtable at `vtable` → that vtable's
+    reader (`QuantizationReader`), made once per vtable's bytes."""
+    content = vtable_bytes(buf, size, vtable)
+    known = _QUANTIZATION_READERS.get(content) if content is not None else None
+    if known is not None:
+        return known
+    fields = shared_table_fields(buf, table, size, vtables)
+    scale_place, zero_point_place, axis_place = field_places(fields, QUANTIZATION_FIELDS, lead=True)
+    made = (
+        field_reader(fields, QUANTIZATION_FIELDS, lead=True)[0],
         scale_place,
         zero_point_place,
         axis_place,
-        table_fields[2],
-        table_fields[3],
+        fields[2],
+        fields[3],
     )
+    if content is not None:
+        remember(_QUANTIZATION_READERS, content, made)
+    return made
