@@ -38,14 +38,30 @@ def _conv(bias: QuantizationSpec, weights: QuantizationSpec | None = None) -> by
 
 def _add_scalar(constant: QuantizationSpec) -> bytes:
     """An int8 ADD of an input and a rank-0 constant with the given quantization."""
+    return _add_constant((), np.array(3, np.int8).tobytes(), constant_quantization=constant)
+
+
+def _add_constant(
+    shape: tuple[int, ...],
+    data: bytes,
+    *,
+    constant_quantization: QuantizationSpec | None = None,
+    input_shape: tuple[int, ...] = (1, 4),
+) -> bytes:
+    """An int8 ADD of an input (of `input_shape`) and a constant of `shape` holding `data`
+    (quantized as the input unless `constant_quantization` says otherwise)."""
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
-    source = graph.add_tensor("x", [1, 4], "INT8", quantization=quantization(0.5, 0))
-    scalar = graph.add_tensor(
-        "c", [], "INT8", data=np.array(3, np.int8).tobytes(), quantization=constant
+    source = graph.add_tensor("x", list(input_shape), "INT8", quantization=quantization(0.5, 0))
+    constant = graph.add_tensor(
+        "c",
+        list(shape),
+        "INT8",
+        data=data,
+        quantization=constant_quantization or quantization(0.5, 0),
     )
     result = graph.add_tensor("y", [1, 4], "INT8", quantization=quantization(0.5, 0))
-    graph.add_operator("ADD", [source, scalar], [result])
+    graph.add_operator("ADD", [source, constant], [result])
     graph.set_inputs([source])
     graph.set_outputs([result])
     return builder.build()
@@ -170,23 +186,6 @@ def test_tflm_person_detect_cannot_run_on_litert() -> None:
     assert arenalens.check(data, budget="100MB").declared.status is Status.EXACT
 
 
-def _add_constant(
-    shape: tuple[int, ...], nbytes: int, *, input_shape: tuple[int, ...] = (1, 4)
-) -> bytes:
-    """An int8 ADD of an input (of `input_shape`) and a constant of `shape` holding `nbytes`."""
-    builder = ModelBuilder()
-    graph = builder.add_subgraph("main")
-    source = graph.add_tensor("x", list(input_shape), "INT8", quantization=quantization(0.5, 0))
-    constant = graph.add_tensor(
-        "c", list(shape), "INT8", data=bytes(nbytes), quantization=quantization(0.5, 0)
-    )
-    result = graph.add_tensor("y", [1, 4], "INT8", quantization=quantization(0.5, 0))
-    graph.add_operator("ADD", [source, constant], [result])
-    graph.set_inputs([source])
-    graph.set_outputs([result])
-    return builder.build()
-
-
 def _int4_weights(outputs: int, depth: int, nbytes: int) -> bytes:
     """A float FULLY_CONNECTED with int4 per-channel weights whose buffer holds `nbytes`."""
     builder = ModelBuilder()
@@ -211,13 +210,16 @@ _OVERFLOW = "BytesRequired number of elements overflowed."
 _SHORT = "TF_LITE_ENSURE(required_bytes <= bytes) in SetTensorParametersReadOnly"
 # name → (model, the tensor LiteRT names, its message; None where the loader accepts the model)
 SIZE_CASES = {
-    "a constant holding its bytes": (_add_constant((4,), 4), None),
-    "a constant holding more than its bytes": (_add_constant((4,), 5), None),
-    "a constant holding fewer bytes": (_add_constant((4,), 3), (1, _SHORT)),
-    "a constant with a negative dimension": (_add_constant((1, -4), 4), (1, _OVERFLOW)),
-    "a constant with a zero then a negative dimension": (_add_constant((0, -4), 1), (1, _OVERFLOW)),
+    "a constant holding its bytes": (_add_constant((4,), bytes(4)), None),
+    "a constant holding more than its bytes": (_add_constant((4,), bytes(5)), None),
+    "a constant holding fewer bytes": (_add_constant((4,), bytes(3)), (1, _SHORT)),
+    "a constant with a negative dimension": (_add_constant((1, -4), bytes(4)), (1, _OVERFLOW)),
+    "a constant with a zero then a negative dimension": (
+        _add_constant((0, -4), bytes(1)),
+        (1, _OVERFLOW),
+    ),
     "an input with a negative dimension": (
-        _add_constant((4,), 4, input_shape=(1, -4)),
+        _add_constant((4,), bytes(4), input_shape=(1, -4)),
         (0, _OVERFLOW),
     ),
     "int4 weights packed two a byte": (_int4_weights(3, 3, 5), None),

@@ -29,7 +29,7 @@ from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_vari
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
 from arenalens.runtimes.litert.xnnpack_binary import CHECKS as BINARY_CHECKS
-from arenalens.runtimes.litert.xnnpack_blockwise import int4_weights, takes_int4
+from arenalens.runtimes.litert.xnnpack_blockwise import takes_int4
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -39,6 +39,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     deconvolution,
     fingerprint_bytes,
 )
+from arenalens.runtimes.litert.xnnpack_qc4w import int4_weights
 from arenalens.runtimes.litert.xnnpack_subgraphs import only_decompositions
 
 _FLOAT = ("FLOAT32",)

@@ -32,7 +32,7 @@ weights of one scale per channel (qcint4): xnnpack_qc4w.
 
 from __future__ import annotations
 
-from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.ir import Model, Operator, Subgraph
 from arenalens.runtimes.litert import blockwise, xnnpack_qc4w
 
 MINIMUM_BLOCK = 32  # XNN_MIN_BLOCKSIZE
@@ -44,24 +44,12 @@ _EXTRA_BYTES = 4  # the qx8_f32_qb4w variant's extra_weights_bytes: sizeof(float
 _SCALE_BYTES = 2  # one bf16 scale per block
 
 
-def int4_weights(subgraph: Subgraph, operator: Operator) -> Tensor | None:
-    """The constant int4 weights of a FULLY_CONNECTED with a float input, else None."""
-    if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
-        return None
-    if min(operator.inputs[:2]) < 0:
-        return None
-    data, weights = (subgraph.tensors[index] for index in operator.inputs[:2])
-    if data.dtype.name != "FLOAT32" or weights.dtype.name != "INT4" or not weights.has_data:
-        return None
-    return weights
-
-
 def takes_int4(model: Model, subgraph: Subgraph, operator: Operator) -> bool | None:
     """Whether the delegate takes an int4 FULLY_CONNECTED of float input: True where it does
     and the packing is modelled, None where it may and is not (see the module docstring),
     False where it refuses (an odd depth, scales that are not fp16 or do not divide the
     weights into blocks)."""
-    weights = int4_weights(subgraph, operator)
+    weights = xnnpack_qc4w.int4_weights(subgraph, operator)
     if weights is None:
         return None
     details = blockwise.blockwise(model, subgraph.index, weights.index)
@@ -90,7 +78,7 @@ def datatype_failures(model: Model, subgraph: Subgraph) -> tuple[tuple[int, str]
     runs such a model)."""
     found: list[tuple[int, str]] = []
     for operator in subgraph.operators:
-        weights = int4_weights(subgraph, operator)
+        weights = xnnpack_qc4w.int4_weights(subgraph, operator)
         if weights is None or len(weights.shape) != 2 or weights.shape[1] % 2:
             continue
         details = blockwise.blockwise(model, subgraph.index, weights.index)
@@ -115,7 +103,7 @@ def datatype_failures(model: Model, subgraph: Subgraph) -> tuple[tuple[int, str]
 
 def _blocks(model: Model | None, subgraph: Subgraph, operator: Operator) -> int:
     """The blocks of each output channel of an int4 blockwise FULLY_CONNECTED (0: none)."""
-    weights = int4_weights(subgraph, operator)
+    weights = xnnpack_qc4w.int4_weights(subgraph, operator)
     if model is None or weights is None or len(weights.shape) != 2:
         return 0
     details = blockwise.blockwise(model, subgraph.index, weights.index)
@@ -152,7 +140,7 @@ def packs_rows(model: Model) -> bool:
     input (its workspace is then an estimate)."""
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
-            weights = int4_weights(subgraph, operator)
+            weights = xnnpack_qc4w.int4_weights(subgraph, operator)
             if weights is None or len(weights.shape) != 2 or not weights.shape[1]:
                 continue
             if blockwise.blockwise(model, subgraph.index, weights.index) is None:

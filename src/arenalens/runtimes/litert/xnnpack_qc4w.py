@@ -49,9 +49,9 @@ _BIAS_BYTES = 4  # a float bias per output channel
 _EXTRA_BYTES = 8  # qx8_f32_qc4w_variant.extra_weights_bytes: sizeof(float) * 2
 
 
-def per_channel_int4(model: Model | None, subgraph: Subgraph, operator: Operator) -> Tensor | None:
-    """The constant int4 weights of a FULLY_CONNECTED with a float input whose quantization is
-    affine (one scale, or one per channel), not blockwise; else None."""
+def int4_weights(subgraph: Subgraph, operator: Operator) -> Tensor | None:
+    """The constant int4 weights of a FULLY_CONNECTED with a float input, else None (both
+    int4 paths start here: per channel below, blockwise in xnnpack_blockwise)."""
     if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
         return None
     if min(operator.inputs[:2]) < 0:
@@ -59,7 +59,14 @@ def per_channel_int4(model: Model | None, subgraph: Subgraph, operator: Operator
     data, weights = (subgraph.tensors[index] for index in operator.inputs[:2])
     if data.dtype.name != "FLOAT32" or weights.dtype.name != "INT4" or not weights.has_data:
         return None
-    if weights.quantization is None:
+    return weights
+
+
+def per_channel_int4(model: Model | None, subgraph: Subgraph, operator: Operator) -> Tensor | None:
+    """The constant int4 weights of a FULLY_CONNECTED with a float input whose quantization is
+    affine (one scale, or one per channel), not blockwise; else None."""
+    weights = int4_weights(subgraph, operator)
+    if weights is None or weights.quantization is None:
         return None  # no affine scales: blockwise (its scales are a tensor) or none
     if model is not None and blockwise.blockwise(model, subgraph.index, weights.index):
         return None

@@ -72,7 +72,7 @@ def dynamically_quantized(subgraph: Subgraph, operator: Operator) -> bool:
     pair = data_and_weights(subgraph, operator)
     if pair is not None and pair[1].dtype.name == "INT4":
         # An int4 FULLY_CONNECTED's too (xnnpack_blockwise: the partition takes only those).
-        return xnnpack_blockwise.int4_weights(subgraph, operator) is not None
+        return xnnpack_qc4w.int4_weights(subgraph, operator) is not None
     return (
         operator.opcode in HYBRID_OPERATORS
         and pair is not None
@@ -120,7 +120,7 @@ def hybrid_gemm_workspace(
     rows = data.element_count // max(depth, 1)
     columns = weights.shape[0] if weights.shape else 1
     gemm = None
-    if xnnpack_blockwise.int4_weights(subgraph, operator) is not None:
+    if xnnpack_qc4w.int4_weights(subgraph, operator) is not None:
         per_channel = xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is not None
         if per_channel and tiles.qc4w_gemm is None:
             # Its GEMM not named on this CPU (arm64: KleidiAI's qp8 one packs its own rows):
