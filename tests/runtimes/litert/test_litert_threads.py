@@ -18,7 +18,11 @@ from arenalens.cli import main
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import heap_xnnpack
 from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap
-from arenalens.runtimes.litert.heap_threads import multithreaded_convs, threads_unsized
+from arenalens.runtimes.litert.heap_threads import (
+    multithreaded_convs,
+    threaded_view,
+    threads_unsized,
+)
 from arenalens.runtimes.litert.isa import profile
 from arenalens.tflite.builder import ModelBuilder
 from tests.litert_conv_threads import COMMAND as CONV_COMMAND
@@ -48,6 +52,11 @@ EIGEN_CONVS = (
     "mlperf_tiny__pretrainedResnet.tflite",
     "mlperf_tiny__vww_96_float.tflite",
 )
+
+
+def _eigen_convs(model: Any, isa: Any) -> tuple[Any, ...]:
+    """The float convolutions conv.cc runs multi-threaded on `isa` with 2 threads."""
+    return multithreaded_convs(threaded_view(model, 2, isa) or model)
 
 
 @functools.cache
@@ -128,7 +137,7 @@ def test_plan_threads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     main(["plan", str(float_cnn), "--runtime", "litert", "--threads", "2", "--json"])
     document = json.loads(capsys.readouterr().out)
     builtin = {heap["delegate"]: heap for heap in document["interpreter_heap"]}["none"]
-    assert not builtin["exact"] and "Eigen thread pool" in builtin["estimate"]
+    assert not builtin["exact"] and "Eigen parallel contraction" in builtin["estimate"]
     assert main(["plan", str(path), "--runtime", "litert", "--threads", "0"]) == 2
     assert main(["plan", str(path), "--threads", "2"]) == 2
 
@@ -204,9 +213,9 @@ def test_a_float_convolution_with_threads_is_sized_on_arm_and_never_under(name: 
         pytest.skip("the shared models are not here")
     analysis = analyze(data, runtime="litert")
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-    assert multithreaded_convs(analysis.model, profile("x86-64-avx512"))
-    assert multithreaded_convs(analysis.model, profile("armv7"))
-    assert multithreaded_convs(analysis.model, profile(ARM64["isa"])) == ()
+    assert _eigen_convs(analysis.model, profile("x86-64-avx512"))
+    assert _eigen_convs(analysis.model, profile("armv7"))
+    assert _eigen_convs(analysis.model, profile(ARM64["isa"])) == ()
     for threads, real in ARM64["models"][name].items():
         heap = interpreter_heap(
             analysis.model, sizes, delegate="none", threads=int(threads), isa=profile(ARM64["isa"])
@@ -224,13 +233,14 @@ def test_conv_threads_cache_says_how_it_was_made() -> None:
 
 
 @pytest.mark.parametrize(("name", "seed"), CONV_NAMES)
-def test_a_multithreaded_float_convolution_is_a_bound_never_under(
+def test_a_multithreaded_float_convolution_is_planned_and_never_under(
     name: str, seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """conv.cc's multi-threaded Eigen kernel (float CONV_2D chains, mt16_*, measured on the AMD
-    EPYC at 1, 2 and 4 threads): its transposed filters, Eigen's thread pool and the parallel
-    contraction's slices are labelled bounds, at or above the wheel at every moment (before:
-    no figure, 'not modelled')."""
+    """conv.cc's multi-threaded Eigen kernel (float convolutions, mt16_* chains and mt17_*
+    held out, measured on the AMD EPYC at 1, 2 and 4 threads): the N-thread Prepare planned
+    (hwcn_weights persistent, no im2col) and Eigen's thread pool are the wheel's (within the
+    glibc mmap allowance: 2.5%), the parallel contraction's slices a labelled bound, never
+    under at any moment (session 16: 1.13-3.84x after setup)."""
     from arenalens.runtimes.litert import eigen_blocking
     from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
     from tests.litert_conv_threads import case
@@ -245,10 +255,12 @@ def test_a_multithreaded_float_convolution_is_a_bound_never_under(
         heap = interpreter_heap(
             analysis.model, sizes, delegate="none", threads=int(threads), isa=X86_64_V3_ZEN
         )
-        names = {part.name for part in heap.parts}
-        assert ("Eigen thread pool" in names) is (threads != "1")
-        assert real["after_allocate"] <= heap.after_setup
-        assert real["after_invoke"] <= heap.after_first_invoke
+        parts = {part.name: part for part in heap.parts}
+        pooled = "Eigen thread pool" in parts
+        assert pooled is (threads != "1" and bool(_eigen_convs(analysis.model, X86_64_V3_ZEN)))
+        assert real["after_allocate"] <= heap.after_setup <= 1.025 * real["after_allocate"]
+        assert real["after_invoke"] <= heap.after_first_invoke <= 1.025 * real["after_invoke"]
         assert real["peak"] <= heap.peak
-        if threads != "1":
-            assert heap.estimate and "Eigen thread pool" in heap.estimate
+        if pooled:
+            assert parts["Eigen thread pool"].exact
+            assert heap.estimate and "Eigen parallel contraction" in heap.estimate

@@ -67,7 +67,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
 )
 from arenalens.runtimes.litert.heap_invoke import first_invoke
 from arenalens.runtimes.litert.heap_part import MMAPPED_NOTE, HeapPart, PhasedFigures
-from arenalens.runtimes.litert.heap_threads import thread_parts, threads_unsized
+from arenalens.runtimes.litert.heap_threads import thread_parts, threaded_view, threads_unsized
 from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.heap_xnnpack_setup import (
     GEMM_OPERATORS,
@@ -180,8 +180,17 @@ def interpreter_heap(
         raise ValueError(
             f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
         )
+    # conv.cc's Prepare with more than one thread (heap_threads.threaded_view): the arenas the
+    # builtin kernels' convolutions plan then, in place of the caller's one-thread ones.
+    planned = view
+    if view is not None:
+        view = planned = threaded_view(view, threads, isa) or view
+    elif delegate == "none" and (threaded := threaded_view(model, threads, isa)) is not None:
+        model = planned = threaded
     reshapes = _kernel_reshapes(model, view, isa, threads)
-    setup = setup_blocks(read, arena_sizes, view=view, reshapes=reshapes)
+    setup = setup_blocks(read, arena_sizes, view=planned, reshapes=reshapes)
+    if planned is not None and view is None:
+        arena_sizes = heap_xnnpack.view_arena_sizes(planned)
     replayed = xnnpack_objects.delegate_objects(model) if delegate == "xnnpack" else None
     delegate_blocks = replayed.blocks if replayed is not None else 0
     created = [block for block in setup if block.phase == "create"]

@@ -75,6 +75,7 @@ from arenalens.runtimes.litert.heap_kernels import (
     strided_slice_eval_bytes,
 )
 from arenalens.runtimes.litert.heap_resources import VariablePlan, VariableReplay
+from arenalens.runtimes.litert.heap_threads import multithreaded_conv
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
@@ -241,9 +242,12 @@ def _first_invoke(
         for count in _strings_written(prepared, node):
             for step in heap_caller.written_strings(count):
                 heap.step(step)
-        gemm = node_gemm(model, prepared, node.opcode, node.inputs, node.outputs)
+        # conv.cc's Eigen kernel asks for no back end and runs no single-threaded GEMM: its
+        # blocks are heap_threads.eigen_conv_parts'.
+        threaded = multithreaded_conv(prepared, node)
+        gemm = None if threaded else node_gemm(model, prepared, opcode, node.inputs, node.outputs)
         if not backend and (
-            opcode in _ASKS_CPU_BACKEND
+            (opcode in _ASKS_CPU_BACKEND and not threaded)
             or _softmax_float(prepared, node)
             or _mean_optimized(model, prepared, node)
         ):

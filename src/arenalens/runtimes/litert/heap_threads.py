@@ -3,11 +3,14 @@ operators whose multi-threaded heap is not modelled (heap.py refuses a figure fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 
-from arenalens.ir import Model
+from arenalens.ir import Model, Operator, Subgraph
 from arenalens.runtimes.litert.heap_part import HeapPart
 from arenalens.runtimes.litert.isa import HOST, IsaProfile
+from arenalens.runtimes.litert.prepare.conv import THREADS_OPTION
+from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNode
 
 # Threads (Interpreter(num_threads=N)), measured with the tracer at 1, 2 and 4 threads
 # (tests/data/litert_heap_threads.json, `python -m tests.litert_heap_threads`). XNNPACK: the
@@ -20,11 +23,13 @@ XNNPACK_THREADPOOL_BYTES = 1_152
 XNNPACK_THREAD_BYTES = 768
 BACKEND_THREAD_BYTES = 2_560
 # conv.cc's multi-threaded float kernel (eigen_conv_parts): Eigen's thread pool, per thread and
-# fixed (measured 42,348 B a thread and 1,416 B on the AMD EPYC, the wheel at 2 and 4 threads).
-EIGEN_THREAD_BYTES = 43_008
-EIGEN_POOL_BYTES = 4_096
-_TFLITE_TENSOR_BYTES = 112  # sizeof(TfLiteTensor) on LP64
-_TENSORS_HEADROOM = 16  # subgraph.cc kTensorsCapacityHeadroom
+# fixed: 42,348 B a thread and 544 B on the wheel at 2 and 4 threads (the same on all 24 mt16_*
+# chains, tests/data/litert_heap_conv_threads.json), a bound elsewhere.
+EIGEN_THREAD_BYTES = 42_348
+EIGEN_POOL_BYTES = 544
+EIGEN_MEASURED_THREADS = (2, 4)
+EIGEN_UNMEASURED_BYTES = 4_096  # over the line, per pool, at other thread counts
+EIGEN_UNMEASURED_THREAD_BYTES = 64  # and per thread
 _THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
 
 
@@ -43,87 +48,136 @@ def threads_unsized(model: Model, threads: int, isa: IsaProfile = HOST) -> tuple
     return tuple(sorted(found))
 
 
+def threaded_view(model: Model, threads: int, isa: IsaProfile = HOST) -> Model | None:
+    """The model as conv.cc's Prepare sees it with `threads` > 1 where its kernel is
+    kMultithreadOptimized (x86-64 and armv7; aarch64 builds default to TFLITE_WITH_RUY,
+    kernels/BUILD, and have no such kernel): each CONV_2D told the thread count, so that the
+    planner replica gives a float one its `hwcn_weights` in the persistent arena and no im2col
+    (prepare.conv.conv_2d). None when nothing changes (one thread, arm64, no CONV_2D)."""
+    if threads == 1 or isa.family == "arm64":
+        return None
+    if not any(op.opcode == "CONV_2D" for sub in model.subgraphs for op in sub.operators):
+        return None
+    return replace(
+        model,
+        subgraphs=tuple(
+            replace(
+                subgraph,
+                operators=tuple(
+                    operator._replace(
+                        options=MappingProxyType({**operator.options, THREADS_OPTION: threads})
+                    )
+                    if operator.opcode == "CONV_2D"
+                    else operator
+                    for operator in subgraph.operators
+                ),
+            )
+            for subgraph in model.subgraphs
+        ),
+    )
+
+
+def multithreaded_conv(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A CONV_2D Prepare gave `hwcn_weights` (conv.cc with more than one thread): its Eval
+    runs multithreaded_ops::Conv on Eigen's thread pool, without the CPU back end's context
+    or a single-threaded GEMM, and keeps nothing (the transposed filter is planned)."""
+    return node.opcode == "CONV_2D" and any(
+        0 <= index < len(prepared.tensors) and prepared.tensors[index].role == "hwcn_weights"
+        for index in node.temporaries
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class FloatConv:
-    """A float CONV_2D as a GEMM: output pixels (all images), filter taps × input channels,
-    output channels; its filter's bytes."""
+    """A float CONV_2D conv.cc runs multi-threaded, as EigenTensorConvFunctor sees it: its
+    input (batches, height, width, depth), filter (height, width, count), strides, padding
+    values and output (height, width)."""
 
-    rows: int
-    depth: int
-    columns: int
-    filter_nbytes: int
+    input: tuple[int, int, int, int]
+    filter: tuple[int, int, int]
+    strides: tuple[int, int]
+    output: tuple[int, int]
+    padded: bool
+
+    @property
+    def rows(self) -> int:
+        return self.input[0] * self.output[0] * self.output[1]
+
+    @property
+    def depth(self) -> int:
+        return self.filter[0] * self.filter[1] * self.input[3]
+
+    @property
+    def columns(self) -> int:
+        return self.filter[2]
 
 
-def multithreaded_convs(model: Model, isa: IsaProfile) -> tuple[FloatConv, ...]:
-    """The float CONV_2Ds left to the builtin kernels that may take conv.cc's multi-threaded
-    kernel with more than one thread (kMultithreadOptimized: float input and filter; every one
-    counted, the dilated ones too, which fall back to im2col: a bound); none on aarch64, where
-    TFLITE_WITH_RUY is the default (kernels/BUILD) and conv.cc has no such kernel (the aarch64
-    wheel at 4 threads: never under, tests/data/litert_heap_arm64_threads.json). A float
-    depthwise convolution adds nothing measurable (kws_ref_model_float32)."""
-    if isa.family == "arm64":
-        return ()
+def multithreaded_convs(model: Model) -> tuple[FloatConv, ...]:
+    """The CONV_2Ds of `model` (a `threaded_view`) that conv.cc runs on Eigen's thread pool."""
+    from arenalens.runtimes.litert.rules import litert_plans  # noqa: PLC0415 - a cycle
+
     found = []
-    for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            if operator.opcode != "CONV_2D" or len(operator.inputs) < 2 or not operator.outputs:
+    for plan in litert_plans(model):
+        prepared = plan.prepared
+        for node in prepared.nodes:
+            if not multithreaded_conv(prepared, node):
                 continue
-            data, weights, output = operator.inputs[0], operator.inputs[1], operator.outputs[0]
-            if min(data, weights, output) < 0:
+            data = prepared.tensors[node.inputs[0]].shape or ()
+            weights = prepared.tensors[node.inputs[1]].shape or ()
+            out = prepared.tensors[node.outputs[0]].shape or ()
+            if len(data) != 4 or len(weights) != 4 or len(out) != 4:
                 continue
-            tensors = subgraph.tensors
-            kinds = (tensors[data].dtype.name, tensors[weights].dtype.name)
-            shape, out = tensors[weights].shape, tensors[output].shape
-            if kinds != ("FLOAT32", "FLOAT32") or len(shape) != 4 or len(out) != 4:
-                continue
-            rows = max(out[0], 1) * max(out[1], 1) * max(out[2], 1)
-            depth = max(shape[1], 1) * max(shape[2], 1) * max(shape[3], 1)
-            found.append(FloatConv(rows, depth, max(shape[0], 1), 4 * depth * max(shape[0], 1)))
+            operator = model.subgraphs[prepared.index].operators[node.operator]
+            strides = (operator.options.get("stride_h", 1), operator.options.get("stride_w", 1))
+            # ComputePaddingHeightWidth: half the total padding, in each direction.
+            padded = any(
+                ((size - 1) * stride + tap - extent) // 2 > 0
+                for size, stride, tap, extent in zip(
+                    out[1:3], strides, weights[1:3], data[1:3], strict=True
+                )
+            )
+            found.append(
+                FloatConv(
+                    (data[0], data[1], data[2], data[3]),
+                    (weights[1], weights[2], weights[0]),
+                    strides,
+                    (out[1], out[2]),
+                    padded,
+                )
+            )
     return tuple(found)
 
 
-def eigen_conv_parts(model: Model, threads: int, isa: IsaProfile = HOST) -> tuple[HeapPart, ...]:
-    """What conv.cc's multi-threaded float kernel adds with `threads` > 1, as labelled upper
-    bounds over the 1-thread replay (whose im2col arena tensors it keeps: the kernel plans
-    none, so the arenas only err high there):
+def eigen_conv_parts(model: Model, threads: int) -> tuple[HeapPart, ...]:
+    """What conv.cc's multi-threaded float kernel adds with `threads` > 1 on `model` (a
+    `threaded_view`, whose arenas hold the transposed filters and no im2col):
 
-    * Prepare's transposed filter (`hwcn_weights`, kTfLiteArenaRwPersistent): the filter's
-      bytes in the persistent arena, rounded to 64, and a TfLiteTensor vector that may double
-      for the tensors it adds where a 1x1 stride-1 convolution had no im2col;
     * eigen_support.cc's Eigen::ThreadPool of `threads` threads, made at the first such Eval
-      and kept: per thread a RunQueue of 1024 tasks (40 B each) and its thread's blocks
-      (42,348 B a thread and 1,416 B over the 1-thread figure on the AMD EPYC, at 2 and 4
-      threads), counted EIGEN_THREAD_BYTES a thread and EIGEN_POOL_BYTES;
+      and kept: per thread a RunQueue of 1024 tasks (40 B each) and its thread's blocks,
+      EIGEN_THREAD_BYTES a thread and EIGEN_POOL_BYTES as the wheel holds them at 2 and 4
+      threads (exact there; a bound at other counts);
     * the parallel contraction's packed blocks (TensorContractionThreadPool.h: up to P - 1 = 2
       k-slices of every LHS and RHS block), counted as two slices of the whole packed operands
       of the largest such convolution, (rows x depth + depth x columns) x 4 B each (the
       measured transient at most 1.41 such slices on 12 generated chains, mt16_*)."""
-    convs = multithreaded_convs(model, isa) if threads > 1 else ()
+    convs = multithreaded_convs(model) if threads > 1 else ()
     if not convs:
         return ()
-    filters = sum(-(-conv.filter_nbytes // 64) * 64 for conv in convs) + 64
-    tensors = sum(len(subgraph.tensors) for subgraph in model.subgraphs)
-    filters += (tensors + len(convs) + _TENSORS_HEADROOM) * _TFLITE_TENSOR_BYTES
+    measured = threads in EIGEN_MEASURED_THREADS
     pool = EIGEN_POOL_BYTES + EIGEN_THREAD_BYTES * threads
+    if not measured:
+        pool += EIGEN_UNMEASURED_BYTES + EIGEN_UNMEASURED_THREAD_BYTES * threads
     packed = max(2 * 4 * (c.rows * c.depth + c.depth * c.columns) for c in convs)
     return (
-        HeapPart(
-            "multi-threaded convolutions' transposed filters",
-            filters,
-            "setup",
-            False,
-            "conv.cc Prepare with more than one thread: each float convolution's filter "
-            "transposed into the persistent arena (hwcn_weights; the arenas above keep the "
-            "1-thread plan's im2col, which this kernel does not plan: an upper bound)",
-        ),
         HeapPart(
             "Eigen thread pool",
             pool,
             "first_invoke",
-            False,
+            measured,
             f"eigen_support.cc: the Eigen::ThreadPool of {threads} threads the multi-threaded "
-            "convolution runs on, made at its first Eval and kept (an upper bound from the "
-            "wheel's measurements at 2 and 4 threads)",
+            "convolution runs on, made at its first Eval and kept: per thread its RunQueue of "
+            "1024 tasks and the thread's blocks, as the wheel holds them at 2 and 4 threads"
+            + ("" if measured else " (another thread count: an upper bound from those)"),
         ),
         HeapPart(
             "Eigen parallel contraction",
@@ -161,7 +215,7 @@ def thread_parts(
         )
     cpu = view if view is not None else model
     if any(
-        operator.opcode in _THREADED_KERNELS
+        _ruy_threaded(subgraph, operator, isa)
         for subgraph in cpu.subgraphs
         for operator in subgraph.operators
     ):
@@ -175,4 +229,20 @@ def thread_parts(
                 "resources (an upper bound from the wheel's measurements at 2 and 4 threads)",
             )
         )
-    return (*parts, *eigen_conv_parts(cpu, threads, isa))
+    return (*parts, *eigen_conv_parts(cpu, threads))
+
+
+def _ruy_threaded(subgraph: Subgraph, operator: Operator, isa: IsaProfile) -> bool:
+    """The operator may run on the CPU back end's (ruy's) thread pool: a GEMM or depthwise
+    kernel, but on x86-64 not a float CONV_2D, FULLY_CONNECTED or BATCH_MATMUL, whose GEMM
+    is Eigen's single-threaded product there (cpu_backend_gemm_eigen.cc; TFLITE_WITH_RUY
+    is aarch64's default only) or conv.cc's Eigen kernel (`eigen_conv_parts`)."""
+    if operator.opcode not in _THREADED_KERNELS:
+        return False
+    if isa.family == "arm64" or operator.opcode == "DEPTHWISE_CONV_2D":
+        return True
+    kinds = [
+        subgraph.tensors[index].dtype.name if 0 <= index < len(subgraph.tensors) else ""
+        for index in operator.inputs[:2]
+    ]
+    return kinds != ["FLOAT32", "FLOAT32"]

@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from arenalens.runtimes.litert.prepare.state import Allocation, NodeContext, tensor_type_name
 
+# An operator option the planner never reads from a file: the interpreter's thread count, set
+# by heap_threads.threaded_view where conv.cc's kernel is kMultithreadOptimized (x86-64, armv7).
+THREADS_OPTION = "_interpreter_threads"
+
 
 def conv_2d(ctx: NodeContext) -> None:
     """*conv.cc — Prepare, AllocateTemporaryTensorsIfRequired* (kGenericOptimized / multithread
-    kernel with one thread: im2col whenever the kernel is not a plain 1×1, stride-1 conv)."""
+    kernel with one thread: im2col whenever the kernel is not a plain 1×1, stride-1 conv).
+
+    With more than one thread (`THREADS_OPTION`) kMultithreadOptimized's
+    `supports_multithreaded_kernel` holds for a float filter that is not hybrid, undilated and
+    not ArenaRw or Dynamic (a constant, or a DEQUANTIZE's persistent output): a float input
+    then needs `hwcn_weights` (the filter transposed to [taps × input channels, output
+    channels], kTfLiteArenaRwPersistent) and no im2col (IsIm2ColRequired)."""
     filter_shape = ctx.dims(1)
     output = ctx.output()
     input_type = ctx.dtype(0)
@@ -28,6 +38,16 @@ def conv_2d(ctx: NodeContext) -> None:
         hybrid and filter_type in ("INT8", "INT4") and (groups > 1 or has_distinct_scales(ctx, 1))
     )
     needs_im2col = dilation != (1, 1) or stride != (1, 1) or filter_shape[1:3] != (1, 1)
+    weights = ctx.input(1)
+    hwcn = (
+        ctx.options.get(THREADS_OPTION, 1) != 1
+        and input_type == "FLOAT32"
+        and not hybrid
+        and dilation == (1, 1)
+        and weights is not None
+        and weights.allocation not in (Allocation.ARENA_RW, Allocation.DYNAMIC)
+    )
+    needs_im2col = needs_im2col and not hwcn
     slot = 0
     batches, out_height, out_width = ctx.dims(0)[0], output.shape[1], output.shape[2]
     if needs_im2col:
@@ -41,6 +61,17 @@ def conv_2d(ctx: NodeContext) -> None:
             shape=(batches, out_height, out_width, depth),
             allocation=Allocation.ARENA_RW,
             role="im2col",
+        )
+        slot += 1
+    if hwcn:
+        index = ctx.reserve("hwcn_weights", 1)
+        ctx.set_temporary(
+            slot,
+            index,
+            dtype=input_type,
+            shape=(filter_shape[1] * filter_shape[2] * filter_shape[3], filter_shape[0]),
+            allocation=Allocation.ARENA_RW_PERSISTENT,
+            role="hwcn_weights",
         )
         slot += 1
     if not hybrid:
