@@ -23,7 +23,7 @@ from arenalens.runtimes.litert.heap_threads import (
     threaded_view,
     threads_unsized,
 )
-from arenalens.runtimes.litert.isa import profile
+from arenalens.runtimes.litert.isa import HOST, profile
 from arenalens.tflite.builder import ModelBuilder
 from tests.litert_conv_threads import COMMAND as CONV_COMMAND
 from tests.litert_conv_threads import DATA as CONV_DATA
@@ -88,9 +88,9 @@ def test_threads_heap_is_never_under(
     heap: InterpreterHeap = interpreter_heap(model, sizes, delegate=delegate, threads=threads)
     real = CACHE["models"][name][mode][str(threads)]
     assert heap.threads == threads
-    bounded = any(part.name == "Eigen thread pool" for part in heap.parts)
-    assert bounded is (threads > 1 and delegate == "none" and name in EIGEN_CONVS)
-    assert not bounded or not heap.exact
+    eigen = threads > 1 and bool(_eigen_convs(view if view is not None else model, HOST))
+    assert eigen is (threads > 1 and delegate == "none" and name in EIGEN_CONVS)
+    assert not eigen or not heap.exact  # the contraction's path is a bound
     assert real["after_allocate"] <= heap.after_setup
     assert real["after_invoke"] <= heap.after_first_invoke
     assert real["peak"] <= heap.peak
@@ -137,7 +137,7 @@ def test_plan_threads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     main(["plan", str(float_cnn), "--runtime", "litert", "--threads", "2", "--json"])
     document = json.loads(capsys.readouterr().out)
     builtin = {heap["delegate"]: heap for heap in document["interpreter_heap"]}["none"]
-    assert not builtin["exact"] and "Eigen parallel contraction" in builtin["estimate"]
+    assert not builtin["exact"] and "first-invoke transient" in builtin["estimate"]
     assert main(["plan", str(path), "--runtime", "litert", "--threads", "0"]) == 2
     assert main(["plan", str(path), "--threads", "2"]) == 2
 
@@ -233,14 +233,15 @@ def test_conv_threads_cache_says_how_it_was_made() -> None:
 
 
 @pytest.mark.parametrize(("name", "seed"), CONV_NAMES)
-def test_a_multithreaded_float_convolution_is_planned_and_never_under(
+def test_a_multithreaded_float_convolution_is_replayed_and_never_under(
     name: str, seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """conv.cc's multi-threaded Eigen kernel (float convolutions, mt16_* chains and mt17_*
     held out, measured on the AMD EPYC at 1, 2 and 4 threads): the N-thread Prepare planned
-    (hwcn_weights persistent, no im2col) and Eigen's thread pool are the wheel's (within the
-    glibc mmap allowance: 2.5%), the parallel contraction's slices a labelled bound, never
-    under at any moment (session 16: 1.13-3.84x after setup)."""
+    (hwcn_weights persistent, no im2col) and Eigen's thread pool are the wheel's, within the
+    glibc mmap allowance (2.5%) after setup and the first invoke; the parallel contraction's
+    blocks replayed at the largest path Eigen's cost model may take: never under at any
+    moment (session 16's bound: 1.13-3.84x after setup, up to 5.2x at the peak)."""
     from arenalens.runtimes.litert import eigen_blocking
     from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
     from tests.litert_conv_threads import case
@@ -255,12 +256,9 @@ def test_a_multithreaded_float_convolution_is_planned_and_never_under(
         heap = interpreter_heap(
             analysis.model, sizes, delegate="none", threads=int(threads), isa=X86_64_V3_ZEN
         )
-        parts = {part.name: part for part in heap.parts}
-        pooled = "Eigen thread pool" in parts
-        assert pooled is (threads != "1" and bool(_eigen_convs(analysis.model, X86_64_V3_ZEN)))
+        eigen = threads != "1" and bool(_eigen_convs(analysis.model, X86_64_V3_ZEN))
         assert real["after_allocate"] <= heap.after_setup <= 1.025 * real["after_allocate"]
         assert real["after_invoke"] <= heap.after_first_invoke <= 1.025 * real["after_invoke"]
-        assert real["peak"] <= heap.peak
-        if pooled:
-            assert parts["Eigen thread pool"].exact
-            assert heap.estimate and "Eigen parallel contraction" in heap.estimate
+        assert real["peak"] <= heap.peak <= 1.8 * real["peak"]
+        if eigen:
+            assert heap.estimate and "first-invoke transient" in heap.estimate

@@ -444,7 +444,8 @@ def first_invoke_parts(
             invoke.kept,
             "first_invoke",
             invoke.exact and not invoke.mmapped_kept,
-            "kept after the first invoke: the CPU back end's contexts, ruy's main buffer "
+            "kept after the first invoke: the CPU back end's contexts, Eigen's thread pool "
+            "(a float convolution's multi-threaded kernel), ruy's main buffer "
             "(grown to the largest 8-bit GEMM's packed operands) and its tuning, cpuinfo's "
             "tables when no kernel initialized them earlier, dynamic temporaries sized at "
             "Eval, string tensors' buffers (empty strings: an application's characters add "
@@ -458,7 +459,9 @@ def first_invoke_parts(
             "transient",
             invoke.peak_exact and not invoke.mmapped_peak,
             "held only during the first invoke, at its peak: ruy's fallback blocks while "
-            "its buffer grows, Eigen's packed float blocks over 128 KiB"
+            "its buffer grows, a multi-threaded convolution's packed blocks (Eigen's parallel "
+            "contraction: the largest path its cost model may take), Eigen's packed float "
+            "blocks over 128 KiB"
             + (
                 f" (blocked for {caches.label}; other caches block otherwise)"
                 if caches is not None

@@ -75,7 +75,7 @@ from arenalens.runtimes.litert.heap_kernels import (
     strided_slice_eval_bytes,
 )
 from arenalens.runtimes.litert.heap_resources import VariablePlan, VariableReplay
-from arenalens.runtimes.litert.heap_threads import multithreaded_conv
+from arenalens.runtimes.litert.heap_threads import eigen_conv_eval, multithreaded_conv
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
@@ -232,7 +232,7 @@ def _first_invoke(
     # then an upper bound.
     later = variable_replay.replan.later_kernels if variable_replay.replan is not None else ()
     reshaped = any(not variable_replay.plan.reshapes[k].scratch_exact for k in later)
-    bounded = reshaped
+    bounded, pooled = reshaped, False
     for node in prepared.nodes:
         opcode = node.opcode
         variable_replay.run(node, heap.take, heap.give)
@@ -242,9 +242,13 @@ def _first_invoke(
         for count in _strings_written(prepared, node):
             for step in heap_caller.written_strings(count):
                 heap.step(step)
-        # conv.cc's Eigen kernel asks for no back end and runs no single-threaded GEMM: its
-        # blocks are heap_threads.eigen_conv_parts'.
+        # conv.cc's Eigen kernel: no back end, no single-threaded GEMM (eigen_conv_eval).
         threaded = multithreaded_conv(prepared, node)
+        if threaded:
+            pooled = eigen_conv_eval(
+                heap, model, prepared, node, caches=eigen_caches, estimated=estimated, pooled=pooled
+            )
+            bounded = True
         gemm = None if threaded else node_gemm(model, prepared, opcode, node.inputs, node.outputs)
         if not backend and (
             (opcode in _ASKS_CPU_BACKEND and not threaded)

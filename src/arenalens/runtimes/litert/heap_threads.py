@@ -7,6 +7,9 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
+from arenalens.runtimes.litert import eigen_parallel
+from arenalens.runtimes.litert.eigen_blocking import CacheSizes
+from arenalens.runtimes.litert.heap_invoke_state import LiveHeap
 from arenalens.runtimes.litert.heap_part import HeapPart
 from arenalens.runtimes.litert.isa import HOST, IsaProfile
 from arenalens.runtimes.litert.prepare.conv import THREADS_OPTION
@@ -22,7 +25,7 @@ from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNod
 XNNPACK_THREADPOOL_BYTES = 1_152
 XNNPACK_THREAD_BYTES = 768
 BACKEND_THREAD_BYTES = 2_560
-# conv.cc's multi-threaded float kernel (eigen_conv_parts): Eigen's thread pool, per thread and
+# conv.cc's multi-threaded float kernel (eigen_pool_bytes): Eigen's thread pool, per thread and
 # fixed: 42,348 B a thread and 544 B on the wheel at 2 and 4 threads (the same on all 24 mt16_*
 # chains, tests/data/litert_heap_conv_threads.json), a bound elsewhere.
 EIGEN_THREAD_BYTES = 42_348
@@ -30,6 +33,8 @@ EIGEN_POOL_BYTES = 544
 EIGEN_MEASURED_THREADS = (2, 4)
 EIGEN_UNMEASURED_BYTES = 4_096  # over the line, per pool, at other thread counts
 EIGEN_UNMEASURED_THREAD_BYTES = 64  # and per thread
+# The contraction's task closures and barrier beside its replayed blocks (eigen_parallel).
+CONTEXT_BYTES = 512
 _THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
 
 
@@ -37,7 +42,7 @@ def threads_unsized(model: Model, threads: int, isa: IsaProfile = HOST) -> tuple
     """Operators left to the builtin kernels whose heap with `threads` > 1 is not modelled: an
     ADD_N of 4+ inputs sizes its arena scratch for min(inputs / 2, threads) threads (add_n.cc
     Prepare: 4x the input at 4 threads with 8 inputs on the wheel), where the arenas are planned
-    for one. (A float CONV_2D's multi-threaded kernel is bounded: `eigen_conv_parts`.)"""
+    for one. (A float CONV_2D's multi-threaded kernel is replayed: `threaded_view`, heap_invoke.)"""
     if threads == 1:
         return ()
     found = set()
@@ -89,112 +94,101 @@ def multithreaded_conv(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class FloatConv:
-    """A float CONV_2D conv.cc runs multi-threaded, as EigenTensorConvFunctor sees it: its
-    input (batches, height, width, depth), filter (height, width, count), strides, padding
-    values and output (height, width)."""
+    """A float CONV_2D conv.cc runs multi-threaded, as Eigen's contraction sees it: m the
+    output channels (`columns`), k the filter's taps × input channels (`depth`), n the output
+    pixels of every image (`rows`); and the interpreter's thread count."""
 
-    input: tuple[int, int, int, int]
-    filter: tuple[int, int, int]
-    strides: tuple[int, int]
-    output: tuple[int, int]
-    padded: bool
+    rows: int
+    depth: int
+    columns: int
+    threads: int
 
-    @property
-    def rows(self) -> int:
-        return self.input[0] * self.output[0] * self.output[1]
 
-    @property
-    def depth(self) -> int:
-        return self.filter[0] * self.filter[1] * self.input[3]
-
-    @property
-    def columns(self) -> int:
-        return self.filter[2]
+def float_conv(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> FloatConv | None:
+    """The node's multi-threaded convolution (None: it is not one, or its shapes are unset)."""
+    if not multithreaded_conv(prepared, node):
+        return None
+    data = prepared.tensors[node.inputs[0]].shape or ()
+    weights = prepared.tensors[node.inputs[1]].shape or ()
+    out = prepared.tensors[node.outputs[0]].shape or ()
+    if len(data) != 4 or len(weights) != 4 or len(out) != 4:
+        return None
+    operator = model.subgraphs[prepared.index].operators[node.operator]
+    threads = int(operator.options.get(THREADS_OPTION, 1))
+    return FloatConv(
+        data[0] * out[1] * out[2], weights[1] * weights[2] * data[3], weights[0], threads
+    )
 
 
 def multithreaded_convs(model: Model) -> tuple[FloatConv, ...]:
     """The CONV_2Ds of `model` (a `threaded_view`) that conv.cc runs on Eigen's thread pool."""
     from arenalens.runtimes.litert.rules import litert_plans  # noqa: PLC0415 - a cycle
 
-    found = []
-    for plan in litert_plans(model):
-        prepared = plan.prepared
-        for node in prepared.nodes:
-            if not multithreaded_conv(prepared, node):
-                continue
-            data = prepared.tensors[node.inputs[0]].shape or ()
-            weights = prepared.tensors[node.inputs[1]].shape or ()
-            out = prepared.tensors[node.outputs[0]].shape or ()
-            if len(data) != 4 or len(weights) != 4 or len(out) != 4:
-                continue
-            operator = model.subgraphs[prepared.index].operators[node.operator]
-            strides = (operator.options.get("stride_h", 1), operator.options.get("stride_w", 1))
-            # ComputePaddingHeightWidth: half the total padding, in each direction.
-            padded = any(
-                ((size - 1) * stride + tap - extent) // 2 > 0
-                for size, stride, tap, extent in zip(
-                    out[1:3], strides, weights[1:3], data[1:3], strict=True
-                )
-            )
-            found.append(
-                FloatConv(
-                    (data[0], data[1], data[2], data[3]),
-                    (weights[1], weights[2], weights[0]),
-                    strides,
-                    (out[1], out[2]),
-                    padded,
-                )
-            )
-    return tuple(found)
-
-
-def eigen_conv_parts(model: Model, threads: int) -> tuple[HeapPart, ...]:
-    """What conv.cc's multi-threaded float kernel adds with `threads` > 1 on `model` (a
-    `threaded_view`, whose arenas hold the transposed filters and no im2col):
-
-    * eigen_support.cc's Eigen::ThreadPool of `threads` threads, made at the first such Eval
-      and kept: per thread a RunQueue of 1024 tasks (40 B each) and its thread's blocks,
-      EIGEN_THREAD_BYTES a thread and EIGEN_POOL_BYTES as the wheel holds them at 2 and 4
-      threads (exact there; a bound at other counts);
-    * the parallel contraction's packed blocks (TensorContractionThreadPool.h: up to P - 1 = 2
-      k-slices of every LHS and RHS block), counted as two slices of the whole packed operands
-      of the largest such convolution, (rows x depth + depth x columns) x 4 B each (the
-      measured transient at most 1.41 such slices on 12 generated chains, mt16_*)."""
-    convs = multithreaded_convs(model) if threads > 1 else ()
-    if not convs:
-        return ()
-    measured = threads in EIGEN_MEASURED_THREADS
-    pool = EIGEN_POOL_BYTES + EIGEN_THREAD_BYTES * threads
-    if not measured:
-        pool += EIGEN_UNMEASURED_BYTES + EIGEN_UNMEASURED_THREAD_BYTES * threads
-    packed = max(2 * 4 * (c.rows * c.depth + c.depth * c.columns) for c in convs)
-    return (
-        HeapPart(
-            "Eigen thread pool",
-            pool,
-            "first_invoke",
-            measured,
-            f"eigen_support.cc: the Eigen::ThreadPool of {threads} threads the multi-threaded "
-            "convolution runs on, made at its first Eval and kept: per thread its RunQueue of "
-            "1024 tasks and the thread's blocks, as the wheel holds them at 2 and 4 threads"
-            + ("" if measured else " (another thread count: an upper bound from those)"),
-        ),
-        HeapPart(
-            "Eigen parallel contraction",
-            packed,
-            "transient",
-            False,
-            "the multi-threaded convolution's packed blocks while it runs: two k-slices of the "
-            "largest one's whole packed operands (an upper bound)",
-        ),
+    found = (
+        float_conv(model, plan.prepared, node)
+        for plan in litert_plans(model)
+        for node in plan.prepared.nodes
     )
+    return tuple(conv for conv in found if conv is not None)
+
+
+def eigen_pool_bytes(threads: int) -> tuple[int, bool]:
+    """eigen_support.cc's Eigen::ThreadPool of `threads` threads, made at the first
+    multi-threaded convolution's Eval and kept: per thread a RunQueue of 1024 tasks (40 B each)
+    and its thread's blocks, EIGEN_THREAD_BYTES a thread and EIGEN_POOL_BYTES as the wheel
+    holds them at 2 and 4 threads; and whether that is exact (a bound at other counts)."""
+    pool = EIGEN_POOL_BYTES + EIGEN_THREAD_BYTES * threads
+    if threads in EIGEN_MEASURED_THREADS:
+        return pool, True
+    return pool + EIGEN_UNMEASURED_BYTES + EIGEN_UNMEASURED_THREAD_BYTES * threads, False
+
+
+def contraction_bytes(conv: FloatConv, caches: CacheSizes | None) -> int:
+    """The multi-threaded convolution's packed blocks while it runs (eigen_parallel: Eigen's
+    multi-threaded blocking replayed, at the path its cost model surely takes or else the
+    largest it may take) and CONTEXT_BYTES of its context's bookkeeping; without the CPU's
+    cache sizes (eigen_blocking.replayed_caches), two k-slices of the whole packed operands."""
+    if caches is None:
+        return 2 * 4 * (conv.rows * conv.depth + conv.depth * conv.columns)
+    packed = eigen_parallel.contraction_bytes(
+        conv.columns, conv.depth, conv.rows, conv.threads, caches
+    )
+    return CONTEXT_BYTES + packed
+
+
+def eigen_conv_eval(
+    heap: LiveHeap,
+    model: Model,
+    prepared: PreparedSubgraph,
+    node: RuntimeNode,
+    *,
+    caches: CacheSizes | None,
+    estimated: list[str],
+    pooled: bool,
+) -> bool:
+    """A multi-threaded convolution's Eval on `heap`: Eigen's thread pool made at the first
+    (`pooled`: made already; returns whether it is now), then its contraction's blocks
+    taken and freed; a pool at a thread count not measured is an estimate."""
+    conv = float_conv(model, prepared, node)
+    if conv is None:
+        return pooled
+    if not pooled:
+        pool, exact = eigen_pool_bytes(conv.threads)
+        heap.take(pool)
+        if not exact:
+            estimated.append("Eigen thread pool")
+    transient = contraction_bytes(conv, caches)
+    heap.take(transient)
+    heap.give(transient)
+    return True
 
 
 def thread_parts(
     model: Model, threads: int, *, delegate: str, view: Model | None, isa: IsaProfile = HOST
 ) -> tuple[HeapPart, ...]:
-    """What `threads` > 1 adds: XNNPACK's threadpool, the CPU back end's, the multi-threaded
-    float convolution's (`eigen_conv_parts`; bounds)."""
+    """What `threads` > 1 adds beside the arenas and first invoke of the threaded view
+    (`threaded_view`: conv.cc's multi-threaded kernel, replayed in heap_invoke): XNNPACK's
+    threadpool and the CPU back end's (bounds)."""
     if threads == 1:
         return ()
     extra = threads - 1
@@ -229,14 +223,14 @@ def thread_parts(
                 "resources (an upper bound from the wheel's measurements at 2 and 4 threads)",
             )
         )
-    return (*parts, *eigen_conv_parts(cpu, threads))
+    return tuple(parts)
 
 
 def _ruy_threaded(subgraph: Subgraph, operator: Operator, isa: IsaProfile) -> bool:
     """The operator may run on the CPU back end's (ruy's) thread pool: a GEMM or depthwise
     kernel, but on x86-64 not a float CONV_2D, FULLY_CONNECTED or BATCH_MATMUL, whose GEMM
     is Eigen's single-threaded product there (cpu_backend_gemm_eigen.cc; TFLITE_WITH_RUY
-    is aarch64's default only) or conv.cc's Eigen kernel (`eigen_conv_parts`)."""
+    is aarch64's default only) or conv.cc's Eigen kernel (`multithreaded_conv`)."""
     if operator.opcode not in _THREADED_KERNELS:
         return False
     if isa.family == "arm64" or operator.opcode == "DEPTHWISE_CONV_2D":
