@@ -1,8 +1,9 @@
 """The LiteRT interpreter heap with 2 and 4 threads (`plan --threads N`) against the wheel's, as
 tests/data/litert_heap_threads.json cached it (`python -m tests.litert_heap_threads` remakes
 it): never under. A float convolution left to the builtin kernels takes conv.cc's
-multi-threaded Eigen kernel, a labelled bound since session 16 (heap_threads.eigen_conv_parts:
-no figure before), checked here and on 12 chains drawn after it (mt16_*,
+multi-threaded Eigen kernel, replayed since session 17 (heap_threads.threaded_view: its
+Prepare; eigen_parallel: its contraction, at the largest path Eigen's cost model may take),
+checked here and on float convolutions measured at 1, 2 and 4 threads (mt16_*, mt17_* held out,
 tests/data/litert_heap_conv_threads.json, `python -m tests.litert_conv_threads`)."""
 
 from __future__ import annotations
