@@ -67,7 +67,12 @@ from arenalens.runtimes.litert.heap_interpreter import (
 )
 from arenalens.runtimes.litert.heap_invoke import first_invoke
 from arenalens.runtimes.litert.heap_part import MMAPPED_NOTE, HeapPart, PhasedFigures
-from arenalens.runtimes.litert.heap_threads import thread_parts, threaded_view, threads_unsized
+from arenalens.runtimes.litert.heap_threads import (
+    multithreaded_convs,
+    thread_parts,
+    threaded_view,
+    threads_unsized,
+)
 from arenalens.runtimes.litert.heap_xnnpack_reshape import KernelReshape
 from arenalens.runtimes.litert.heap_xnnpack_setup import (
     GEMM_OPERATORS,
@@ -435,6 +440,7 @@ def first_invoke_parts(
         inits=heap_call_once.init_subgraphs(model, arenas, reshapes), workspace=workspace,
         ways=ways,
     )  # fmt: skip
+    eigen = bool(multithreaded_convs(model))
     estimated = ", ".join(sorted(set(invoke.estimated)))
     estimate = f"; counted at an upper bound: {estimated}" if estimated else ""
     released = invoke.released and "; less the arenas of the subgraphs it ran (ReleaseMemory)"
@@ -444,8 +450,9 @@ def first_invoke_parts(
             invoke.kept,
             "first_invoke",
             invoke.exact and not invoke.mmapped_kept,
-            "kept after the first invoke: the CPU back end's contexts, Eigen's thread pool "
-            "(a float convolution's multi-threaded kernel), ruy's main buffer "
+            "kept after the first invoke: the CPU back end's contexts, "
+            + ("Eigen's thread pool (the multi-threaded convolutions'), " if eigen else "")
+            + "ruy's main buffer "
             "(grown to the largest 8-bit GEMM's packed operands) and its tuning, cpuinfo's "
             "tables when no kernel initialized them earlier, dynamic temporaries sized at "
             "Eval, string tensors' buffers (empty strings: an application's characters add "
@@ -459,9 +466,14 @@ def first_invoke_parts(
             "transient",
             invoke.peak_exact and not invoke.mmapped_peak,
             "held only during the first invoke, at its peak: ruy's fallback blocks while "
-            "its buffer grows, a multi-threaded convolution's packed blocks (Eigen's parallel "
-            "contraction: the largest path its cost model may take), Eigen's packed float "
-            "blocks over 128 KiB"
+            "its buffer grows, "
+            + (
+                "a multi-threaded convolution's packed blocks (Eigen's parallel contraction: "
+                "the largest path its cost model may take, an upper bound), "
+                if eigen
+                else ""
+            )
+            + "Eigen's packed float blocks over 128 KiB"
             + (
                 f" (blocked for {caches.label}; other caches block otherwise)"
                 if caches is not None

@@ -208,9 +208,10 @@ def thread_parts(
             )
         )
     cpu = view if view is not None else model
+    eigen = _eigen_operators(cpu)
     if any(
-        _ruy_threaded(subgraph, operator, isa)
-        for subgraph in cpu.subgraphs
+        _ruy_threaded(subgraph, operator, isa, eigen.get(index, frozenset()))
+        for index, subgraph in enumerate(cpu.subgraphs)
         for operator in subgraph.operators
     ):
         parts.append(
@@ -226,17 +227,41 @@ def thread_parts(
     return tuple(parts)
 
 
-def _ruy_threaded(subgraph: Subgraph, operator: Operator, isa: IsaProfile) -> bool:
+def _ruy_threaded(
+    subgraph: Subgraph, operator: Operator, isa: IsaProfile, eigen: frozenset[int]
+) -> bool:
     """The operator may run on the CPU back end's (ruy's) thread pool: a GEMM or depthwise
-    kernel, but on x86-64 not a float CONV_2D, FULLY_CONNECTED or BATCH_MATMUL, whose GEMM
-    is Eigen's single-threaded product there (cpu_backend_gemm_eigen.cc; TFLITE_WITH_RUY
-    is aarch64's default only) or conv.cc's Eigen kernel (`multithreaded_conv`)."""
-    if operator.opcode not in _THREADED_KERNELS:
+    kernel, but not one of `eigen` (conv.cc's Eigen kernel: `multithreaded_conv`) nor, on
+    x86-64, a float CONV_2D (im2col and Eigen's single-threaded product) or a float
+    FULLY_CONNECTED of one row (a matrix × vector product): measured, nothing for them on the
+    48 mt16_* / mt17_* cases at 2 and 4 threads, dilated ones and heads included."""
+    if operator.opcode not in _THREADED_KERNELS or operator.index in eigen:
         return False
-    if isa.family == "arm64" or operator.opcode == "DEPTHWISE_CONV_2D":
+    if isa.family == "arm64" or operator.opcode not in ("CONV_2D", "FULLY_CONNECTED"):
         return True
-    kinds = [
-        subgraph.tensors[index].dtype.name if 0 <= index < len(subgraph.tensors) else ""
-        for index in operator.inputs[:2]
-    ]
-    return kinds != ["FLOAT32", "FLOAT32"]
+    tensors = subgraph.tensors
+    data, weights = (tensors[i] if 0 <= i < len(tensors) else None for i in operator.inputs[:2])
+    if data is None or weights is None:
+        return True
+    if (data.dtype.name, weights.dtype.name) != ("FLOAT32", "FLOAT32"):
+        return True
+    if operator.opcode == "CONV_2D":
+        return False
+    if len(weights.shape) != 2:
+        return True
+    elements = 1
+    for dim in data.shape:
+        elements *= max(dim, 1)
+    return elements != max(weights.shape[1], 1)
+
+
+def _eigen_operators(model: Model) -> dict[int, frozenset[int]]:
+    """Per subgraph, the operators conv.cc runs multi-threaded (`multithreaded_conv`)."""
+    from arenalens.runtimes.litert.rules import litert_plans  # noqa: PLC0415 - a cycle
+
+    return {
+        plan.prepared.index: frozenset(
+            node.operator for node in plan.prepared.nodes if multithreaded_conv(plan.prepared, node)
+        )
+        for plan in litert_plans(model)
+    }
