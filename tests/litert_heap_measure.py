@@ -37,6 +37,14 @@ from typing import Any
 
 from tests.litert_held15_cases import HYBRID_LSTM_NAMES, held15_case
 from tests.litert_held15_cases import NAMES as HELD15_NAMES
+from tests.litert_held17_cases import (
+    INTEGER_INT4_NAMES,
+    SIXTEEN_NAMES,
+    held17_case,
+    integer_int4_case,
+    sixteen_case,
+)
+from tests.litert_held17_cases import NAMES as HELD17_NAMES
 from tests.litert_int4_cases import NAMES as INT4_NAMES
 from tests.litert_int4_cases import int4_case
 
@@ -306,6 +314,16 @@ HELD_OUT = (
     *((f"avx16_graph_{seed}", "graph", seed) for seed in range(1601, 1605)),
 )
 
+# Session 17 (litert-held17): a campaign over what users bring (tests/litert_held17_cases.py:
+# CNNs at prime sizes and batches, dense autoencoders, unrolled LSTM cells, attention blocks,
+# 16x8, dynamic-range, int4 on float and int8 input, residual graphs, IF/WHILE, variables with
+# CALL_ONCE, models above 4 MB), drawn by a helper that wrote none of the rules; the AMD EPYC.
+HELD_OUT = (*HELD_OUT, *((name, f"held17:{family}", n) for name, family, n in HELD17_NAMES))
+# int4 filters under int8 / 16x8 activations, drawn after that unpacking was replayed (held17b_*).
+HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in INTEGER_INT4_NAMES))
+# 16x8 FULLY_CONNECTEDs, drawn after their ruy GEMM was replayed (held17c_*).
+HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in SIXTEEN_NAMES))
+
 
 def kernel_case(name: str) -> bytes:
     """A held-out kernel case's bytes (tests/litert_cases.py)."""
@@ -337,6 +355,12 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
     """A held-out model's bytes, the same for the same family and seed (and case name)."""
     if family.startswith("held15:"):
         return held15_case(family.removeprefix("held15:"), seed)
+    if family.startswith("held17:"):
+        return held17_case(family.removeprefix("held17:"), seed)
+    if family == "sixteen":
+        return sixteen_case(seed)
+    if family == "integer_int4":
+        return integer_int4_case(seed)
     if family == "int4pc16":
         return int4_case(seed)
     if family == "graph":

@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,20 @@ def table(folder: Path) -> list[str]:
     per resolver the count of exact / labelled-bound / under figures over the three moments
     and six models, arenalens ÷ the wheel's range, 4 threads' under count (of the figures
     arenalens gives), and the models whose every arena offset is the wheel's."""
+    threads = json.loads(THREADS_DATA.read_text())["models"] if THREADS_DATA.is_file() else {}
+    return campaign_table(folder, FAMILIES, NAMES, held15_case, threads)
+
+
+def campaign_table(
+    folder: Path,
+    families: Sequence[str],
+    names: Sequence[tuple[str, str, int]],
+    case: Callable[[str, int], bytes],
+    threads: dict[str, Any] | None = None,
+) -> list[str]:
+    """A held-out campaign's table over its `families`: `names` are (model, family, n), `case`
+    makes a model's bytes from (family, n); the 4-thread column where `threads` holds
+    measurements (THREADS threads), else none."""
     import os
 
     from arenalens.runtimes.litert import eigen_blocking
@@ -92,22 +107,19 @@ def table(folder: Path) -> list[str]:
     epyc = eigen_blocking.ZEN_EPYC
     os.environ[eigen_blocking.CACHES_VARIABLE] = f"{epyc.l1},{epyc.l2},{epyc.l3}"
     cache = json.loads(AVX2.read_text())["models"]
-    threads = json.loads(THREADS_DATA.read_text())["models"] if THREADS_DATA.is_file() else {}
-    lines = [
-        "| family | builtin exact / bound / under | builtin ÷ wheel | XNNPACK exact / bound / "
-        "under | XNNPACK ÷ wheel | 4 threads under (of sized) | arena offsets exact |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for family in FAMILIES:
+    head = "| family | builtin exact / bound / under | builtin ÷ wheel | XNNPACK exact / bound / "
+    head += "under | XNNPACK ÷ wheel |" + (" 4 threads under (of sized) |" if threads else "")
+    lines = [head + " arena offsets exact |", "|---" * (7 if threads else 6) + "|"]
+    for family in families:
         counts = {mode: {"exact": 0, "bound": 0, "under": 0} for mode in MODES}
         ratios: dict[str, list[float]] = {mode: [] for mode in MODES}
         threaded = [0, 0]
         offsets = [0, 0]
-        for name, fam, n in NAMES:
+        for name, fam, n in names:
             if fam != family or f"{name}.tflite" not in cache:
                 continue
             path = folder / f"{name}.tflite"
-            path.write_bytes(held15_case(family, n))
+            path.write_bytes(case(family, n))
             measured = cache[f"{name}.tflite"]
             for mode, row in verdicts(path, measured).items():
                 for verdict in row:
@@ -115,7 +127,7 @@ def table(folder: Path) -> list[str]:
                     counts[mode][key] = counts[mode].get(key, 0) + 1
                 if row[0] not in ("unsized", "error"):
                     ratios[mode] += _ratios(path, measured[mode], MODES[mode])
-            if f"{name}.tflite" in threads:
+            if threads and f"{name}.tflite" in threads:
                 for row in verdicts(path, threads[f"{name}.tflite"], THREADS).values():
                     sized = [v for v in row if v not in ("unsized", "error")]
                     threaded[0] += sum(v.startswith("under") for v in sized)
@@ -128,7 +140,8 @@ def table(folder: Path) -> list[str]:
             cells.append(f"{tally['exact']} / {tally['bound']} / {tally['under']}")
             found = ratios[mode]
             cells.append(f"{min(found):.4f}-{max(found):.4f}" if found else "-")
-        cells.append(f"{threaded[0]} of {threaded[1]}")
+        if threads:
+            cells.append(f"{threaded[0]} of {threaded[1]}")
         cells.append(f"{offsets[0]} of {sum(offsets)}")
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -73,6 +73,26 @@ def unpacked_bytes(model: Model, subgraph: int, inputs: Sequence[int]) -> int:
     return glibc.usable(2 * (size or -(-weights.element_count // 2)))
 
 
+def integer_unpacked_bytes(model: Model, subgraph: int, inputs: Sequence[int]) -> int:
+    """EvalQuantized's int8 copy of an int4 filter under an int8 or int16 input
+    (fully_connected.cc: `make_unique<int8_t[]>(filter->bytes * 2)`, unpacked for every call
+    and freed when it returns, around the GEMM): usable bytes, 0 for any other
+    FULLY_CONNECTED. No zero-input shortcut on this path: the wheel shows it on zeros
+    (held17_int4_1: 128 x 320 and 37 x 128 filters, 127,336 B under at the peak without it
+    and the GEMM's ruy blocks)."""
+    if len(inputs) < 2 or min(inputs[:2]) < 0:
+        return 0
+    tensors = model.subgraphs[subgraph].tensors
+    data, weights = tensors[inputs[0]], tensors[inputs[1]]
+    if data.dtype.name not in ("INT8", "INT16") or weights.dtype.name != "INT4":
+        return 0
+    if not weights.has_data:
+        return 0
+    buffers = model.buffers
+    size = buffers[weights.buffer].nbytes if 0 <= weights.buffer < len(buffers) else 0
+    return glibc.usable(2 * (size or -(-weights.element_count // 2)))
+
+
 UNPACKED_NOTE = (
     "; an int4 filter's int8 copy for the call (fully_connected.cc EvalHybridDense), which "
     "the kernel makes only for an input that is not all zeros: counted, a bound"

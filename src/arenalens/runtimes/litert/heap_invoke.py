@@ -83,7 +83,13 @@ from arenalens.runtimes.litert.prepare.state import (
     RuntimeNode,
     RuntimeTensor,
 )
-from arenalens.runtimes.litert.ruy_heap import Gemm, Ruy, ruy_float_requests, ruy_requests
+from arenalens.runtimes.litert.ruy_heap import (
+    Gemm,
+    Ruy,
+    ruy_float_requests,
+    ruy_requests,
+    sixteen_by_eight,
+)
 
 # Kernels whose Eval asks for the CPU back-end context (the first one creates it).
 _ASKS_CPU_BACKEND = frozenset(
@@ -249,7 +255,7 @@ def _first_invoke(
                 heap, model, prepared, node, caches=eigen_caches, estimated=estimated, pooled=pooled
             )
             bounded = True
-        gemm = None if threaded else node_gemm(model, prepared, opcode, node.inputs, node.outputs)
+        gemm = None if threaded else node_gemm(model, prepared, node)
         if not backend and (
             (opcode in _ASKS_CPU_BACKEND and not threaded)
             or _softmax_float(prepared, node)
@@ -359,6 +365,8 @@ def _first_invoke(
             estimated.append(opcode)
             heap.take(_unmodelled_bytes(model, prepared, node.operator))
             continue
+        # An int4 filter under an integer input: unpacked to int8 around its GEMM.
+        heap.take(unpacked := four_bit.integer_unpacked_bytes(model, prepared.index, node.inputs))
         if gemm is not None and not gemm.custom_gemv:
             if gemm.quantized:
                 ruy.multiply(ruy_requests(gemm, layout), cpuinfo=cpuinfo)
@@ -369,6 +377,7 @@ def _first_invoke(
                 bounded = bounded or (transient > 0 and eigen_caches is None)
                 heap.take(transient)
                 heap.give(transient)
+        heap.give(unpacked)
         for transient in _kernel_transients(model, prepared, node):
             heap.take(transient)
             heap.give(transient)
@@ -459,14 +468,9 @@ def external_values_steps(externals: int) -> Iterator[int]:
         yield -glibc.usable(EXTERNAL_VALUE_BYTES * capacity)
 
 
-def node_gemm(
-    model: Model,
-    prepared: PreparedSubgraph,
-    opcode: str,
-    inputs: Sequence[int],
-    outputs: Sequence[int],
-) -> Gemm | None:
+def node_gemm(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> Gemm | None:
     """The GEMM a convolution or fully-connected node runs (None for any other node)."""
+    opcode, inputs, outputs = node.opcode, node.inputs, node.outputs
     if opcode == "TRANSPOSE_CONV":
         return _transpose_conv_gemm(prepared, inputs)
     if opcode not in ("CONV_2D", "FULLY_CONNECTED") or len(inputs) < 2 or not outputs:
@@ -478,7 +482,11 @@ def node_gemm(
     if not output.shape or not data.shape:
         return None
     has_bias = len(inputs) > 2 and inputs[2] >= 0
-    quantized = data.dtype in _EIGHT_BIT and weights.dtype in _EIGHT_BIT
+    # An int4 filter under an int8 input runs the int8 GEMM on its unpacked copy; a 16x8
+    # FULLY_CONNECTED's int16 RHS goes through ruy too.
+    sixteen = sixteen_by_eight(model, prepared.index, node.operator)
+    filters = _EIGHT_BIT | {"INT4"} if opcode == "FULLY_CONNECTED" else _EIGHT_BIT
+    quantized = sixteen or (data.dtype in _EIGHT_BIT and weights.dtype in filters)
     if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
         return None
     rows = weights.shape[0]
@@ -491,7 +499,7 @@ def node_gemm(
     else:
         columns = _product(data.shape) // max(depth, 1)
         per_channel = _per_channel(model, prepared, inputs[1])
-    return Gemm(rows, depth, columns, per_channel, has_bias, quantized)
+    return Gemm(rows, depth, columns, per_channel, has_bias, quantized, rhs_bytes=1 + sixteen)
 
 
 def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> Gemm | None:

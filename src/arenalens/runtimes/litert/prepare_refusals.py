@@ -22,6 +22,9 @@ repositories' test models (litert/test/testdata) and derived from the kernels' s
   GetLegacyQuantization gives for per-channel or blockwise quantization). These are TFLITE_CHECKs
   in QuantizeMultiplierSmallerThanOneExp: the process aborts (SIGABRT) in allocate_tensors().
 
+- FULLY_CONNECTED with int16 input and output (fully_connected.cc Prepare, 16x8): both zero
+  points 0 (held17c_16x8_2, _3 and _10: an output zero point of 3, refused by the wheel).
+
 - CONV_2D (conv.cc Prepare): a bias tensor, always ('TF_LITE_ENSURE(context, has_bias)'; an
   omitted optional bias, -1, fails GetInputSafe: 'Tensor at index 2 was optional but was
   expected'). DEPTHWISE_CONV_2D (depthwise_conv.cc): an omitted bias of three inputs fails
@@ -43,7 +46,7 @@ from arenalens.ir import Model, Subgraph, Tensor
 from arenalens.runtimes import Obstacle
 
 _CHECKED = frozenset({"SQUEEZE", "RESHAPE", "EXPAND_DIMS", "GATHER", "ADD", "SUB", "SVDF",
-                      "CONV_2D", "DEPTHWISE_CONV_2D"})  # fmt: skip
+                      "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})  # fmt: skip
 _SQUEEZE_MAX_RANK = 8
 _EIGHT_BIT = frozenset({"INT8", "UINT8"})
 _ADD_LEFT_SHIFT = 20  # add.cc / sub.cc: 8-bit inputs are shifted left by 20 bits
@@ -102,6 +105,8 @@ def _refusal(model: Model, subgraph: Subgraph, index: int) -> tuple[str, str, st
         return _gather(model, tensors, options)
     if opcode == "SVDF":
         return _integer_svdf_state(tensors)
+    if opcode == "FULLY_CONNECTED":
+        return _sixteen_zero_points(tensors[0], outputs[0])
     return _add_or_sub(opcode, tensors, outputs[0])
 
 
@@ -123,6 +128,26 @@ def _missing_bias(opcode: str, inputs: tuple[int, ...]) -> tuple[str, str, str] 
         "invoke() crashes the process",
         "invoke",
         fix,
+    )
+
+
+def _sixteen_zero_points(source: Tensor, output: Tensor) -> tuple[str, str, str] | None:
+    """fully_connected.cc Prepare: an int16 input and output each have zero point 0."""
+    if source.dtype.name != "INT16" or output.dtype.name != "INT16":
+        return None
+    points = [
+        (name, tensor.quantization.zero_point)
+        for name, tensor in (("input", source), ("output", output))
+        if tensor.quantization is not None and tensor.quantization.zero_point
+    ]
+    if not points:
+        return None
+    name, point = points[0]
+    return (
+        f"its int16 {name} has zero point {point}: Prepare requires 0 for 16x8 "
+        f"('{name}->params.zero_point != 0')",
+        "setup",
+        "quantize int16 activations symmetrically (zero point 0), as the converter does",
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from arenalens.ir import Model
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
 
@@ -44,16 +45,48 @@ class Gemm:
     has_bias: bool
     quantized: bool  # 8-bit: ruy; float: Eigen
     raw: bool = False  # int32 accumulators out: that Gemm always takes ruy, never the GEMV
+    rhs_bytes: int = 1  # 2: int16 activations (16x8), which the custom GEMV never takes
 
     @property
     def custom_gemv(self) -> bool:
-        if self.raw and self.quantized:
+        if (self.raw and self.quantized) or self.rhs_bytes != 1:
             return False
         return (
             self.columns == 1
             and self.rows >= GEMV_MINIMUM_ROWS
             and self.depth >= GEMV_MINIMUM_COLUMNS
         )
+
+
+def sixteen_by_eight(model: Model, subgraph: int, operator: int) -> bool:
+    """A 16x8 FULLY_CONNECTED (int16 activations, an int8 or int4 filter) that takes the
+    optimized kernel, cpu_backend_gemm with an int16 RHS through ruy (fully_connected.cc
+    EvalQuantized): every zero point 0 (its first one, params.zero_point), no int64 bias and
+    quantized_bias_type not INT64; otherwise the reference kernel, which allocates nothing.
+    cpu_backend_gemm's custom GEMV takes no int16 RHS."""
+    if not 0 <= operator < len(model.subgraphs[subgraph].operators):
+        return False
+    node = model.subgraphs[subgraph].operators[operator]
+    if node.opcode != "FULLY_CONNECTED" or len(node.inputs) < 2 or not node.outputs:
+        return False
+    tensors = model.subgraphs[subgraph].tensors
+    data, weights, output = (
+        tensors[node.inputs[0]],
+        tensors[node.inputs[1]],
+        tensors[node.outputs[0]],
+    )
+    if data.dtype.name != "INT16" or output.dtype.name != "INT16":
+        return False
+    if weights.dtype.name not in ("INT8", "INT4"):
+        return False
+    if any(
+        t.quantization is not None and t.quantization.zero_point for t in (data, weights, output)
+    ):
+        return False
+    bias = tensors[node.inputs[2]] if len(node.inputs) > 2 and node.inputs[2] >= 0 else None
+    if bias is not None and bias.dtype.name == "INT64":
+        return False
+    return node.options.get("quantized_bias_type", 0) not in (4, "INT64")  # TensorType INT64
 
 
 class Takes(Protocol):
@@ -116,8 +149,9 @@ def ruy_requests(gemm: Gemm, layout: RuyLayout = HOST.ruy[0]) -> list[int]:
         per_channel = int(gemm.has_bias) + (2 if gemm.per_channel else 0)
         requests.extend([_block(4 * columns)] * per_channel)
     depth = _round_up(gemm.depth, layout.depth)
-    for side_columns in (columns, _round_up(gemm.columns, layout.rhs_columns)):
-        requests.append(_block(depth * side_columns + RUY_ALIASING_BYTES))
+    for side_columns, element in ((columns, 1), (_round_up(gemm.columns, layout.rhs_columns),
+                                                 gemm.rhs_bytes)):  # fmt: skip
+        requests.append(_block(depth * side_columns * element + RUY_ALIASING_BYTES))
         requests.append(_block(4 * side_columns))
     return requests
 

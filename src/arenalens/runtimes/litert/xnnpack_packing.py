@@ -20,8 +20,11 @@ selects.
 * **Indirection buffers** (reshape): an IGEMM convolution keeps one pointer per tap per output
   pixel, pixels rounded up to the row tile XNNPACK's heuristic picks (1 or the GEMM's mr, by
   its cost formula); a depthwise convolution `primary_tile − taps + output_height × (taps +
-  (output_width − 1) × step_width × kernel_height)` pointers, step_width the stride (the kernel
-  width when dilated), rounded up to 64 B.
+  (output_width − 1) × step_width × kernel_height)` pointers, step_width the stride but at
+  most the kernel's width (the kernel width when dilated), rounded up to 64 B, one image's for
+  the whole batch (convolution-nhwc.c reshape_dwconv; held17_cnn_1's 1×1 depthwise of stride 2
+  and held17_cnn_4 / _5 / residual_4's batches of 2 were 2-5% over with the stride and a
+  buffer per image).
 """
 
 from __future__ import annotations
@@ -362,6 +365,8 @@ def hybrid_lhs_bytes(
     rows, a BATCH_MATMUL's batches)."""
     # `gemm`: a GEMM whose own tile packs the rows (an int4 blockwise one's mr × kr).
     row_tile = gemm.mr if gemm is not None else HYBRID_LHS_ROWS
+    if gemm is None and tiles.qd8_gemm is not None:
+        row_tile = tiles.qd8_gemm.mr
     packing = gemm if gemm is not None else _batch_matmul_gemm("qd8", tiles)
     row_bytes = QD8_ROW_PARAMS_BYTES + round_up(depth, packing.kr)
     tile = 1 if rows == 1 else row_tile
@@ -452,9 +457,10 @@ def indirection_request(
             return None
         options = operator.options
         dilated = any(int(options.get(key, 1) or 1) != 1 for key in _DILATIONS)
-        step_width = kernel_width if dilated else int(options.get("stride_w", 1) or 1)
+        stride = int(options.get("stride_w", 1) or 1)
+        step_width = kernel_width if dilated else min(stride, kernel_width)
         step_height = taps + (width - 1) * step_width * kernel_height
-        pointers = max(batch, 1) * (primary - taps + height * step_height)
+        pointers = primary - taps + height * step_height
         return round_up(pointers * POINTER_BYTES, XNN_ALLOCATION_ALIGNMENT)
     del batch  # one image's indirection serves every image of the batch
     gemm = _gemm_tile(convolution.kind, tiles, convolution.group_output_channels, gemm=False)
