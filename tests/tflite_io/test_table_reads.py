@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens.errors import ModelError
-from arenalens.tflite import opcodes, reader
+from arenalens.tflite import opcodes, operator_tables, reader
 from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, _Writer
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.tables import (
@@ -155,11 +155,42 @@ def test_repeated_operator_codes_are_read_once(monkeypatch: pytest.MonkeyPatch) 
         named.append(code)
         return name(code)
 
-    monkeypatch.setattr(reader, "builtin_name", counted)
+    monkeypatch.setattr(operator_tables, "builtin_name", counted)
     operators = load_model(path).subgraphs[0].operators
     codes = tflite.Model.GetRootAs(path.read_bytes(), 0)
     assert codes.OperatorCodesLength() == len(operators) == 84
     assert len(named) == len(set(named)) == len({op.opcode for op in operators}) == 8
+
+
+@pytest.mark.parametrize("custom", [False, True])
+def test_builtin_codes_read_as_in_order(custom: bool) -> None:
+    """`read_builtin_codes` (each code table one unpack, repeated codes made once) gives the
+    codes `codes_in_order` reads (every table checked first, then each read), versions and
+    repeats included; a file with a custom code is read in order."""
+    builder = ModelBuilder()
+    subgraph = builder.add_subgraph()
+    tensor = subgraph.add_tensor("a", (1, 4))
+    for opcode, version in [("RELU", 1), ("RELU", 2), ("LOGISTIC", 1), ("RELU", 1)]:
+        out = subgraph.add_tensor(f"{opcode}{version}", (1, 4))
+        subgraph.add_operator(opcode, [tensor], [out], version=version)
+        tensor = out
+    if custom:
+        out = subgraph.add_tensor("custom", (1, 4))
+        subgraph.add_operator("CUSTOM:Mine", [tensor], [out])
+        tensor = out
+    subgraph.set_inputs([0])
+    subgraph.set_outputs([tensor])
+    data = builder.build()
+    parser = reader._Parser(data, "m")
+    vector = parser.root().vector(6, 4)  # Model.operator_codes
+    in_order = parser.codes_in_order(vector)
+    assert reader._Parser(data, "m").opcodes(vector) == in_order
+    if custom:
+        with pytest.raises(MalformedTableError):
+            operator_tables.read_builtin_codes(reader._Parser(data, "m"), vector)
+    else:
+        assert operator_tables.read_builtin_codes(reader._Parser(data, "m"), vector) == in_order
+    assert [row[0] for row in in_order][:3] == ["RELU", "RELU", "LOGISTIC"]
 
 
 def _three_tensor_model() -> bytes:

@@ -13,12 +13,19 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from arenalens.ir import CONTROL_FLOW_OPTION_FIELDS, Operator
-from arenalens.tflite.opcodes import LazyOptions, OptionReaders, OptionsKey, eager_options
+from arenalens.tflite.opcodes import (
+    LazyOptions,
+    OptionReaders,
+    OptionsKey,
+    builtin_name,
+    eager_options,
+)
 from arenalens.tflite.tables import (
     COUNT_AND_4_INT32,
     LONG_VECTOR,
     SHORT_DIMS,
     KnownLayouts,
+    MalformedTableError,
     TableLayout,
     TableReader,
     fields_outside,
@@ -37,10 +44,15 @@ OPERATOR_FIELDS = tuple(zip((0, 1, 2, 3, 4, 8, 11, 12), "IIIBIIBI", strict=True)
 OPERATOR_OFFSETS = (1, 2, 4, 8, 12)
 # An operator code: (name, builtin code, the builtin_code field, custom code, version).
 OpcodeRow = tuple[str, int, int, str | None, int]
+# An OperatorCode table's fields, as `tables.field_reader` takes them: deprecated_builtin_code,
+# custom_code, version, builtin_code.
+OPERATOR_CODE_FIELDS = ((0, "b"), (1, "I"), (2, "i"), (3, "i"))
 
 _I32 = struct.Struct("<i")
-# The operator tables' layouts by their vtable's bytes, across files (`tables.table_layout`).
+# The operator tables' and operator code tables' layouts by their vtable's bytes, across files
+# (`tables.table_layout`).
 _OPERATOR_LAYOUTS: KnownLayouts = {}
+_CODE_LAYOUTS: KnownLayouts = {}
 
 
 class OperatorReader(TableReader, Protocol):
@@ -233,6 +245,71 @@ def read_operators(
     parser.items = items
     proven = proving and min(ready) >= -1 and max(ready) < tensor_count
     return tuple(found), proven
+
+
+def read_builtin_codes(parser: TableReader, vector: tuple[int, int]) -> tuple[OpcodeRow, ...]:
+    """The operator codes vector (from `vector_at`) → each code as the operators read it, when
+    none has a custom code; else MalformedTableError (the reader's `_Parser.opcodes` reads them
+    in its own order then, and names the first fault).
+
+    Some writers give every operator a code of its own (mobilenet_v2 224: 84 codes of 8
+    operators): each table is one unpack, as `tensor_tables` reads tensors, and a code whose
+    vtable and values were met before is that code again, without reading its fields one by
+    one (through `tables.read_tables`' rows a code cost ~7.4 K instructions)."""
+    buf, size = parser.data, parser.size
+    layouts: dict[int, TableLayout] = {}
+    # The previous table's vtable, its unpack and where the fields land, and the codes made
+    # from its tables by their values (the unpacked row but its soffset).
+    vtable: int | None = None
+    unpack: Callable[[Any, int], tuple[Any, ...]] = _I32.unpack_from
+    deprecated_at = version_at = builtin_at = 0
+    made: dict[tuple[Any, ...], OpcodeRow] = {}
+    made_by_vtable: dict[int, dict[tuple[Any, ...], OpcodeRow]] = {}
+    # The codes by their fields (deprecated_builtin_code, builtin_code, version), whatever the
+    # vtable: each builtin named once.
+    codes: dict[tuple[int, int, int], OpcodeRow] = {}
+    found = []
+    for pos in table_positions(buf, *vector):
+        try:
+            row = unpack(buf, pos)  # read: the soffset at least lies in the file
+            same = pos - row[0] == vtable
+        except struct.error:
+            row, same = (), False
+        if not same:
+            layout = layouts.get(pos - row[0]) if row else None
+            if layout is None:
+                layout = table_layout(
+                    buf, size, pos, OPERATOR_CODE_FIELDS, layouts, known=_CODE_LAYOUTS
+                )
+            vtable, _, unpack, (deprecated_at, custom_at, version_at, builtin_at) = layout
+            if custom_at:
+                raise MalformedTableError("a custom operator code: read in the reader's order")
+            try:
+                row = unpack(buf, pos)
+            except struct.error:
+                raise fields_outside(pos) from None
+            made = made_by_vtable.setdefault(vtable, {})
+        values = row[1:]
+        code = made.get(values)
+        if code is None:
+            fields = (
+                row[deprecated_at] if deprecated_at else 0,
+                row[builtin_at] if builtin_at else 0,
+                row[version_at] if version_at else 1,
+            )
+            code = codes.get(fields)
+            if code is None:
+                code = codes[fields] = _code(*fields)
+            made[values] = code
+        found.append(code)
+    return tuple(found)
+
+
+def _code(deprecated: int, raw: int, version: int) -> OpcodeRow:
+    """A builtin operator code's fields → the code as the operators read it."""
+    builtin = max(raw, deprecated)
+    known = builtin_name(builtin)
+    return ("CUSTOM:" if known == "CUSTOM" else known, builtin, raw, None, version)
 
 
 def _called_subgraphs(opcode: str, options: Any) -> tuple[int, ...]:

@@ -29,7 +29,13 @@ from arenalens.tflite.opcodes import (
     OptionsKey,
     builtin_name,
 )
-from arenalens.tflite.operator_tables import OPERATOR_FIELDS, OpcodeRow, read_operators
+from arenalens.tflite.operator_tables import (
+    OPERATOR_CODE_FIELDS,
+    OPERATOR_FIELDS,
+    OpcodeRow,
+    read_builtin_codes,
+    read_operators,
+)
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
 from arenalens.tflite.tables import (
     MalformedTableError,
@@ -149,12 +155,6 @@ class _BufferSlots:
     DATA, OFFSET, SIZE = 4, 6, 8
 
 
-# The fields the reader's loops read, as `tables.read_tables` takes them: (index in the vtable,
-# struct format), in the order the loops unpack them (tensors' and buffers': `tensor_tables`).
-# deprecated_builtin_code, custom_code, version, builtin_code
-_OPERATOR_CODE_FIELDS = ((0, "b"), (1, "I"), (2, "i"), (3, "i"))
-
-
 class _SignatureSlots:
     INPUTS, OUTPUTS, KEY, SUBGRAPH_INDEX = 4, 6, 8, 12
 
@@ -239,15 +239,24 @@ class _Parser:
         return replace(model, offline_plan=offline, plan_record=record)
 
     def opcodes(self, vector: tuple[int, int]) -> tuple[OpcodeRow, ...]:
-        """The operator codes vector (from `vector_at`) → each code as the operators read it, its
-        inline fields in one unpack (`_OPERATOR_CODE_FIELDS`; an absent version is 1)."""
+        """The operator codes vector (from `vector_at`) → each code as the operators read it:
+        builtin codes each in one unpack (`operator_tables.read_builtin_codes`); with a custom
+        code, or after a fault, in the reader's order (`codes_in_order`)."""
+        try:
+            return read_builtin_codes(self, vector)
+        except (ModelError, *_MALFORMED):
+            return self.codes_in_order(vector)
+
+    def codes_in_order(self, vector: tuple[int, int]) -> tuple[OpcodeRow, ...]:
+        """`opcodes`, every table checked before any string is read (`tables.read_tables`), each
+        table's inline fields in one unpack (`OPERATOR_CODE_FIELDS`; an absent version is 1)."""
         buf, size = self.data, self.size
         found = []
         # Builtin codes already read, by their fields: some writers give every operator a code
         # of its own (mobilenet_v2 224: 84 codes of 8 operators).
         builtins: dict[tuple[int, int, int], OpcodeRow] = {}
         for pos, fields, (deprecated, _, version, raw) in read_tables(
-            buf, size, *vector, _OPERATOR_CODE_FIELDS
+            buf, size, *vector, OPERATOR_CODE_FIELDS
         ):
             if not fields[1]:
                 key = (deprecated, version if fields[2] else 1, raw)
