@@ -37,14 +37,16 @@ from typing import Any
 
 from tests.litert_held15_cases import HYBRID_LSTM_NAMES, held15_case
 from tests.litert_held15_cases import NAMES as HELD15_NAMES
-from tests.litert_held17_cases import (
+from tests.litert_held17_after import (
     INTEGER_INT4_NAMES,
+    LATE_NAMES,
     SIXTEEN_NAMES,
-    held17_case,
     integer_int4_case,
+    late_case,
     sixteen_case,
 )
 from tests.litert_held17_cases import NAMES as HELD17_NAMES
+from tests.litert_held17_cases import held17_case
 from tests.litert_int4_cases import NAMES as INT4_NAMES
 from tests.litert_int4_cases import int4_case
 
@@ -323,6 +325,8 @@ HELD_OUT = (*HELD_OUT, *((name, f"held17:{family}", n) for name, family, n in HE
 HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in INTEGER_INT4_NAMES))
 # 16x8 FULLY_CONNECTEDs, drawn after their ruy GEMM was replayed (held17c_*).
 HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in SIXTEEN_NAMES))
+# Depthwise convolutions and hybrid FULLY_CONNECTEDs drawn after their rules changed (held17d_*).
+HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in LATE_NAMES))
 
 
 def kernel_case(name: str) -> bytes:
@@ -357,6 +361,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return held15_case(family.removeprefix("held15:"), seed)
     if family.startswith("held17:"):
         return held17_case(family.removeprefix("held17:"), seed)
+    if family == "late":
+        return late_case(seed)
     if family == "sixteen":
         return sixteen_case(seed)
     if family == "integer_int4":

@@ -3,8 +3,8 @@
     python -m tests.litert_held17              # the per-family table (docs/litert-heap.md)
 
 The 1-thread figures are tests/data/litert_heap_avx2.json's (`python -m tests.litert_heap_measure
---cache tests/data/litert_heap_avx2.json --only held17_` remakes them on the AMD EPYC; `held17b_`
-and `held17c_` the cases drawn after the fixes the campaign found). Per family and moment
+--cache tests/data/litert_heap_avx2.json --only held17_` remakes them on the AMD EPYC; `held17b_`,
+`held17c_` and `held17d_` the cases drawn after the fixes the campaign found). Per family and moment
 (after setup, after the first invoke, peak; builtin and XNNPACK): exact (within 1% and never
 under, but for the allowances), labelled bounds (a part not replayed: never under), under; and
 whether every arena offset is the wheel's (tests/litert_random_graphs.disagreements_of)."""
@@ -16,18 +16,18 @@ import tempfile
 from pathlib import Path
 
 from tests.litert_held15 import campaign_table
-from tests.litert_held17_cases import (
-    FAMILIES,
+from tests.litert_held17_after import (
     INTEGER_INT4_NAMES,
-    NAMES,
+    LATE_NAMES,
     SIXTEEN_NAMES,
-    held17_case,
     integer_int4_case,
+    late_case,
     sixteen_case,
 )
+from tests.litert_held17_cases import FAMILIES, NAMES, held17_case
 
 # The cases drawn after the campaign's fixes, as families of their own.
-AFTER = (*INTEGER_INT4_NAMES, *SIXTEEN_NAMES)
+AFTER = (*INTEGER_INT4_NAMES, *SIXTEEN_NAMES, *LATE_NAMES)
 
 
 def case(family: str, n: int) -> bytes:
@@ -36,12 +36,14 @@ def case(family: str, n: int) -> bytes:
         return integer_int4_case(n)
     if family == "sixteen":
         return sixteen_case(n)
+    if family == "late":
+        return late_case(n)
     return held17_case(family, n)
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
-        families = (*FAMILIES, "integer_int4", "sixteen")
+        families = (*FAMILIES, "integer_int4", "sixteen", "late")
         for line in campaign_table(Path(scratch), families, (*NAMES, *AFTER), case):
             print(line, flush=True)
     return 0

@@ -36,7 +36,8 @@ SAMPLE = (
     ("held17_hybrid_1", BOTH), ("held17_hybrid_5", BOTH), ("held17_int4_1", ("builtin",)),
     ("held17_residual_4", ("xnnpack",)), ("held17_control_5", BOTH),
     ("held17_variables_2", BOTH), ("held17b_int4_3", BOTH), ("held17b_int4_6", ("builtin",)),
-    ("held17c_16x8_5", BOTH), ("held17c_16x8_9", BOTH),
+    ("held17c_16x8_5", BOTH), ("held17c_16x8_9", BOTH), ("held17d_6", BOTH), ("held17d_7", BOTH),
+    ("held17d_9", BOTH),
 )  # fmt: skip
 _FAMILY = {name: (family, n) for name, family, n in (*NAMES, *AFTER)}
 
@@ -54,10 +55,10 @@ def _analysis(name: str, folder: Path) -> Any:
 
 
 def test_every_held17_model_is_measured() -> None:
-    assert len(NAMES) + len(AFTER) == 87
+    assert len(NAMES) + len(AFTER) == 99
     assert all(f"{name}.tflite" in CACHE["models"] for name in _FAMILY)
     listed = CACHE["command"].split(" --only ", 1)[1].split(",")
-    assert "held17_" in listed and "held17b_" in listed and "held17c_" in listed
+    assert {"held17_", "held17b_", "held17c_", "held17d_"} <= set(listed)
 
 
 @pytest.mark.parametrize(("name", "modes"), SAMPLE)
