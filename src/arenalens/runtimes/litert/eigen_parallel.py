@@ -142,16 +142,16 @@ def sequential_blocks(m: int, k: int, n: int, caches: CacheSizes) -> list[int]:
     return [sizes + ALIGNMENT_BYTES]
 
 
-def inner_sharded_bytes(
+def inner_sharded_blocks(
     m: int, k: int, n: int, pool: int, caches: CacheSizes, *, threads: int = 1
-) -> int:
+) -> list[int]:
     """EvalShardedByInnerDimContext at the most blocks Eigen may split k into (an even count
     up to the pool's threads, when `shardByInnerDim` can hold with at least `threads` threads
     by the cost model): an m × n buffer per block after the first, and each running block's
-    packed operands (0: it never shards so)."""
+    packed operands (usable bytes; none: it never shards so)."""
     if n == 1 or pool < 2:
-        return 0
-    largest = 0
+        return []
+    largest: list[int] = []
     for split in range(max(2, threads), pool + 1, 2):
         if k // split < 2 * COLUMN_TILE or m * n * FLOAT_BYTES > caches.l3 // split:
             continue
@@ -170,8 +170,10 @@ def inner_sharded_bytes(
             + _aligned(kc * min(n, nc) * FLOAT_BYTES)
             + ALIGNMENT_BYTES
         )
-        buffers = (blocks - 1) * glibc.usable(m * n * FLOAT_BYTES + ALIGNMENT_BYTES)
-        largest = max(largest, buffers + min(blocks, pool + 1) * each)
+        buffer = glibc.usable(m * n * FLOAT_BYTES + ALIGNMENT_BYTES)
+        found = [buffer] * (blocks - 1) + [each] * min(blocks, pool + 1)
+        if sum(found) > sum(largest):
+            largest = found
     return largest
 
 
@@ -184,21 +186,22 @@ def surely_all_threads(m: int, k: int, n: int, pool: int, caches: CacheSizes) ->
     bk = (
         threaded_blocking(k, m, n, 2, caches)[0]
         if by_columns
-        else (threaded_blocking(k, n, m, 2, caches)[0])
+        else threaded_blocking(k, n, m, 2, caches)[0]
     )
     cycles = m * n * bk * CHEAPEST_CYCLES_PER_DEPTH
     return (cycles - STARTUP_CYCLES) / PER_THREAD_CYCLES + 0.9 >= pool
 
 
-def contraction_bytes(m: int, k: int, n: int, pool: int, caches: CacheSizes) -> int:
-    """The most one contraction's packed blocks take with a `pool`-thread device: the blocks
-    of the path Eigen takes where its cost model surely gives every thread, else the largest
-    of every path it may pick; none for one column (a matrix × vector product)."""
+def contraction_blocks(m: int, k: int, n: int, pool: int, caches: CacheSizes) -> list[int]:
+    """The blocks (usable bytes) one contraction takes with a `pool`-thread device: those of
+    the path Eigen takes where its cost model surely gives every thread, else of the largest
+    path it may pick; none for one column (a matrix × vector product)."""
     if n == 1:
-        return 0
+        return []
     every = surely_all_threads(m, k, n, pool, caches)
     counts = (pool,) if every else tuple(range(2, pool + 1))
     paths = [] if every else [sequential_blocks(m, k, n, caches)]
     paths.extend(parallel_blocks(m, k, n, threads=t, pool=pool, caches=caches) for t in counts)
-    inner = inner_sharded_bytes(m, k, n, pool, caches, threads=pool if every else 1)
-    return max(inner, *(sum(glibc.usable(request) for request in path) for path in paths))
+    found = [[glibc.usable(request) for request in path] for path in paths]
+    found.append(inner_sharded_blocks(m, k, n, pool, caches, threads=pool if every else 1))
+    return max(found, key=sum)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import eigen_parallel
+from arenalens.runtimes.litert import eigen_parallel, glibc
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_invoke_state import LiveHeap
 from arenalens.runtimes.litert.heap_part import HeapPart
@@ -25,11 +25,13 @@ from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNod
 XNNPACK_THREADPOOL_BYTES = 1_152
 XNNPACK_THREAD_BYTES = 768
 BACKEND_THREAD_BYTES = 2_560
-# conv.cc's multi-threaded float kernel (eigen_pool_bytes): Eigen's thread pool, per thread and
-# fixed: 42,348 B a thread and 544 B on the wheel at 2 and 4 threads (the same on all 24 mt16_*
-# chains, tests/data/litert_heap_conv_threads.json), a bound elsewhere.
-EIGEN_THREAD_BYTES = 42_348
-EIGEN_POOL_BYTES = 544
+# conv.cc's multi-threaded float kernel (eigen_pool_blocks): Eigen's thread pool. Its
+# ThreadPoolTempl keeps one block of N ThreadData (41,376 B each: the wheel's trace at 4
+# threads, a 165,504 B request, tests/litert_heap_trace.py) and 972 B a thread and 536 B more
+# (the rest of 42,348 B a thread and 544 B, the same on all 24 mt16_* chains at 2 and 4 threads).
+EIGEN_THREAD_DATA_BYTES = 41_376
+EIGEN_THREAD_BYTES = 972
+EIGEN_POOL_BYTES = 536
 EIGEN_MEASURED_THREADS = (2, 4)
 EIGEN_UNMEASURED_BYTES = 4_096  # over the line, per pool, at other thread counts
 EIGEN_UNMEASURED_THREAD_BYTES = 64  # and per thread
@@ -132,28 +134,33 @@ def multithreaded_convs(model: Model) -> tuple[FloatConv, ...]:
     return tuple(conv for conv in found if conv is not None)
 
 
-def eigen_pool_bytes(threads: int) -> tuple[int, bool]:
+def eigen_pool_blocks(threads: int) -> tuple[list[int], bool]:
     """eigen_support.cc's Eigen::ThreadPool of `threads` threads, made at the first
-    multi-threaded convolution's Eval and kept: per thread a RunQueue of 1024 tasks (40 B each)
-    and its thread's blocks, EIGEN_THREAD_BYTES a thread and EIGEN_POOL_BYTES as the wheel
-    holds them at 2 and 4 threads; and whether that is exact (a bound at other counts)."""
-    pool = EIGEN_POOL_BYTES + EIGEN_THREAD_BYTES * threads
+    multi-threaded convolution's Eval and kept: the block of its threads' ThreadData (each a
+    RunQueue of 1024 40-byte tasks; from 4 threads one glibc's mmap threshold decides, counted
+    mmapped as glibc.py says) and the threads' other blocks (usable bytes); and whether that is
+    exact (the thread counts measured; a bound at others)."""
+    blocks = [
+        glibc.usable(EIGEN_THREAD_DATA_BYTES * threads),
+        EIGEN_POOL_BYTES + EIGEN_THREAD_BYTES * threads,
+    ]
     if threads in EIGEN_MEASURED_THREADS:
-        return pool, True
-    return pool + EIGEN_UNMEASURED_BYTES + EIGEN_UNMEASURED_THREAD_BYTES * threads, False
+        return blocks, True
+    return [*blocks, EIGEN_UNMEASURED_BYTES + EIGEN_UNMEASURED_THREAD_BYTES * threads], False
 
 
-def contraction_bytes(conv: FloatConv, caches: CacheSizes | None) -> int:
-    """The multi-threaded convolution's packed blocks while it runs (eigen_parallel: Eigen's
-    multi-threaded blocking replayed, at the path its cost model surely takes or else the
-    largest it may take) and CONTEXT_BYTES of its context's bookkeeping; without the CPU's
-    cache sizes (eigen_blocking.replayed_caches), two k-slices of the whole packed operands."""
+def contraction_blocks(conv: FloatConv, caches: CacheSizes | None) -> list[int]:
+    """The multi-threaded convolution's blocks while it runs (usable bytes): its packed blocks
+    (eigen_parallel: Eigen's multi-threaded blocking replayed, at the path its cost model
+    surely takes or else the largest it may take) and CONTEXT_BYTES of task closures; without
+    the CPU's cache sizes (eigen_blocking.replayed_caches), two k-slices of the whole packed
+    operands."""
     if caches is None:
-        return 2 * 4 * (conv.rows * conv.depth + conv.depth * conv.columns)
-    packed = eigen_parallel.contraction_bytes(
+        return [2 * 4 * (conv.rows * conv.depth + conv.depth * conv.columns)]
+    packed = eigen_parallel.contraction_blocks(
         conv.columns, conv.depth, conv.rows, conv.threads, caches
     )
-    return CONTEXT_BYTES + packed
+    return [*packed, CONTEXT_BYTES]
 
 
 def eigen_conv_eval(
@@ -173,13 +180,16 @@ def eigen_conv_eval(
     if conv is None:
         return pooled
     if not pooled:
-        pool, exact = eigen_pool_bytes(conv.threads)
-        heap.take(pool)
+        pool, exact = eigen_pool_blocks(conv.threads)
+        for block in pool:
+            heap.take(block)
         if not exact:
             estimated.append("Eigen thread pool")
-    transient = contraction_bytes(conv, caches)
-    heap.take(transient)
-    heap.give(transient)
+    transient = contraction_blocks(conv, caches)
+    for block in transient:
+        heap.take(block)
+    for block in transient:
+        heap.give(block)
     return True
 
 
