@@ -11,7 +11,9 @@ session 16 bound was written from conv.cc, eigen_support.cc and Eigen's thread p
 pool's bytes were read off them); n 13-24 were drawn and measured after it, held out.
 `mt17_<n>`: `conv_case(1700 + n)`, drawn and measured after session 17's N-thread Prepare and
 thread pool rules were written from mt16_*, held out: batches, odd and non-square sizes,
-strides 1-3, dilation, SAME and VALID, 1×1, 3×3, 5×5 and whole-input filters."""
+strides 1-3, dilation, SAME and VALID, 1×1, 3×3, 5×5 and whole-input filters.
+`mt17h_<n>`: `conv_case(1750 + n)`, drawn and measured after the contraction's replay
+(eigen_parallel) and every session 17 rule, held out from all of them."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ THREADS = (1, 2, 4)
 NAMES = (
     *((f"mt16_{n}", 1600 + n) for n in range(1, 25)),
     *((f"mt17_{n}", 1700 + n) for n in range(1, 25)),
+    *((f"mt17h_{n}", 1750 + n) for n in range(1, 25)),
 )
 
 

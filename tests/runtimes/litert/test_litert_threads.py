@@ -260,6 +260,6 @@ def test_a_multithreaded_float_convolution_is_replayed_and_never_under(
         eigen = threads != "1" and bool(_eigen_convs(analysis.model, X86_64_V3_ZEN))
         assert real["after_allocate"] <= heap.after_setup <= 1.025 * real["after_allocate"]
         assert real["after_invoke"] <= heap.after_first_invoke <= 1.025 * real["after_invoke"]
-        assert real["peak"] <= heap.peak <= 1.85 * real["peak"]
+        assert real["peak"] <= heap.peak <= 3.1 * real["peak"]  # small ones: the cost model
         if eigen:
             assert heap.estimate and "first-invoke transient" in heap.estimate
