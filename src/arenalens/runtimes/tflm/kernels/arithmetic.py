@@ -161,11 +161,30 @@ def _binary_rescaling(
 ) -> list[base.Event]:
     """ADD / SUB: both inputs' and the output's scales through `_rescaling`, then the fused
     activation's bounds through CalculateActivationRangeQuantized."""
-    scales = (scale_of(context.input(0)), scale_of(context.input(1)), scale_of(context.output(0)))
-    refused = rescaled_sum(left_shift, scales, in_float=in_float)
+    return _rescaled(
+        context,
+        left_shift,
+        (context.input(0), context.input(1), context.output(0)),
+        in_float=in_float,
+    )
+
+
+def _rescaled(
+    context: base.KernelContext,
+    left_shift: int,
+    tensors: tuple[Tensor | None, Tensor | None, Tensor | None],
+    *,
+    in_float: bool = False,
+) -> list[base.Event]:
+    """`_binary_rescaling` of input1, input2 and the output already fetched (`tensors`)."""
+    first, second, output = tensors
+    refused = rescaled_sum(
+        left_shift, (scale_of(first), scale_of(second), scale_of(output)), in_float=in_float
+    )
     if refused:
         return [refused]
-    return _activation(context)
+    refused = activation_range(context.build, context.option("fused_activation_function"), output)
+    return [refused] if refused else []
 
 
 def _activation(context: base.KernelContext) -> list[base.Event]:
@@ -195,11 +214,20 @@ def _div_multiplier(context: base.KernelContext) -> list[base.Event]:
 
 def _add(context: base.KernelContext) -> base.Events:
     # AddPrepare: input1, input2, output; CalculateOpDataAdd fills OpData only.
+    return add_prepare(context, (context.input(0), context.input(1), context.output(0)))
+
+
+def add_prepare(
+    context: base.KernelContext, tensors: tuple[Tensor | None, Tensor | None, Tensor | None]
+) -> base.Events:
+    """AddPrepare's events with input1, input2 and the output already fetched (`tensors`: each
+    None where the operator omits it), as CMSIS-NN's PrepareAdd calls it after its own checks."""
     file = "add_common.cc"
-    found = _binary_temps(context)
-    output_type = context.output_type(0)
+    found = base.temp_tensors(*tensors)  # `_binary_temps`
+    output = tensors[2]
+    output_type = "" if output is None else output.dtype.name
     if output_type in ("INT8", "INT16"):
-        if not is_quantized(context.output(0)):
+        if not is_quantized(output):
             # TFLM checks this cleanly from add-sub-quantization-check (2026-10) on; before,
             # TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization): an abort.
             found.append(
@@ -208,7 +236,7 @@ def _add(context: base.KernelContext) -> base.Events:
                 else _abort(f"{output_type} output without quantization", file)
             )
         else:
-            found += _binary_rescaling(context, 15 if output_type == "INT16" else 20)
+            found += _rescaled(context, 15 if output_type == "INT16" else 20, tensors)
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2"))
     if output_type not in ("FLOAT32", "INT32", "INT8", "INT16"):

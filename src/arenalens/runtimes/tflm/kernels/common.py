@@ -221,13 +221,18 @@ def rewritten_dims(
     ]
 
 
-def int32_values(context: base.KernelContext, tensor: Tensor | None) -> tuple[int, ...]:
+def int32_values(
+    context: base.KernelContext, tensor: Tensor | None, *, elements: int = -1
+) -> tuple[int, ...]:
     """A constant tensor's data read as little-endian int32 whatever its type, as kernels that
-    call `GetTensorData<int32_t>` on paddings, permutations or strides do (() when absent)."""
+    call `GetTensorData<int32_t>` on paddings, permutations or strides do (() when absent;
+    `elements`: the tensor's element count, when the caller has it)."""
     if tensor is None or not tensor.has_data:
         return ()
     data = context.model.buffer_bytes(tensor.buffer)
-    count = min(tensor.element_count, len(data) // 4)
+    count = tensor.element_count if elements < 0 else elements
+    if count > len(data) // 4:  # noqa: PLR1730 - `min`, without its call
+        count = len(data) // 4
     return unpack_from(f"<{count}i", data)  # every value in one C call
 
 

@@ -27,7 +27,6 @@ from arenalens.runtimes.tflm.kernels.common import (
     scale_of,
     setup_refused,
     shape,
-    type_of,
     zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
@@ -75,26 +74,33 @@ _PAD_MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount()
 
 def _pad(context: base.KernelContext) -> base.Events:
     # Input, paddings, the constant value when the node has three inputs (an omitted one
-    # allocates nothing), output. PADV2 with two inputs is PAD.
+    # allocates nothing), output. PADV2 with two inputs is PAD. (Every PAD of a model comes
+    # here: the helpers `type_of`, `rank`, `shape` and `elements` are read inline.)
     file = "pad_common.cc"
-    count = len(context.operator.inputs)
+    operator = context.operator
+    inputs, outputs = operator.inputs, operator.outputs
+    count = len(inputs)
     if count not in (2, 3):
         return [not_true(file, "NumInputs(node) == 2 || NumInputs(node) == 3")]
-    refused = arity_refusals(context, file, count, 1)
-    if refused:
-        return refused
+    if len(outputs) != 1:  # (the inputs' count is `count`: only the outputs' may fail)
+        return arity_refusals(context, file, count, 1)
     # `KernelContext.input` / `output` inlined (the arity checks passed: two or three inputs,
-    # one output): every PAD of a model asks for them.
-    inputs, tensors = context.operator.inputs, context.subgraph.tensors
-    output_index = context.operator.outputs[0]
+    # one output).
+    tensors = context.subgraph.tensors
+    output_index = outputs[0]
     source, paddings, constant, result = (
         tensors[inputs[0]] if inputs[0] >= 0 else None,
         tensors[inputs[1]] if inputs[1] >= 0 else None,
         tensors[inputs[2]] if count == 3 and inputs[2] >= 0 else None,
         tensors[output_index] if output_index >= 0 else None,
     )
-    found = base.temp_tensors(source, paddings, constant, result)  # in that order
-    dtype, output_dtype = type_of(source), type_of(result)
+    found = (  # in that order (a PAD's constant is absent: the run of the other three)
+        base.temp_tensors(source, paddings, result)
+        if constant is None
+        else base.temp_tensors(source, paddings, constant, result)
+    )
+    dtype = "" if source is None else source.dtype.name
+    output_dtype = "" if result is None else result.dtype.name
     if dtype != output_dtype:
         return [
             *found,
@@ -106,7 +112,8 @@ def _pad(context: base.KernelContext) -> base.Events:
                 TFLITE_TYPES.get(output_dtype),
             ),
         ]
-    if rank(source) > _PAD_MAX_DIMS:
+    source_dims = () if source is None else source.shape
+    if len(source_dims) > _PAD_MAX_DIMS:
         condition = "NumDimensions(input) <= reference_ops::PadKernelMaxDimensionCount()"
         return [*found, not_true(file, condition)]
     if constant is not None:
@@ -126,22 +133,24 @@ def _pad(context: base.KernelContext) -> base.Events:
                 *found,
                 not_equal(file, "NumElements(constant_values)", "1", elements(constant), 1),
             ]
-    if elements(paddings) != 2 * rank(result):
+    result_dims = () if result is None else result.shape
+    padding_count = 0 if paddings is None else paddings.element_count
+    if padding_count != 2 * len(result_dims):
         return [
             *found,
             not_equal(
                 file,
                 "GetTensorShape(paddings).FlatSize()",
                 "output->dims->size * 2",
-                elements(paddings),
-                2 * rank(result),
+                padding_count,
+                2 * len(result_dims),
             ),
         ]
     if paddings is None or not paddings.has_data:
         return [*found, base.Refusal(f"{file}: Non-constant >paddings< tensor is not supported")]
-    amounts = int32_values(context, paddings)  # read as int32 whatever the type
-    source_dims = shape(source)
-    for axis, dim in enumerate(shape(result)):
+    # Read as int32 whatever the type.
+    amounts = int32_values(context, paddings, elements=padding_count)
+    for axis, dim in enumerate(result_dims):
         if 2 * axis + 1 >= len(amounts) or axis >= len(source_dims):
             break  # reads past the data: undefined, not modelled
         expected = source_dims[axis] + amounts[2 * axis] + amounts[2 * axis + 1]

@@ -63,6 +63,7 @@ _ACTIVATION_NAMES = {
     ACTIVATION_RELU_N1_TO_1: "RELU_N1_TO_1",
 }
 _INT32_LIMIT = 2.0**31  # static_cast<float>(INT32_MAX) and -static_cast<float>(INT32_MIN)
+_INFINITY = math.inf
 # Each fused activation's scale above which no bound can overflow (`overflowing_activation_bound`).
 _SAFE_SCALE = {
     activation: max(max(abs(bound) for bound in bounds) / 2.0**30, 2.0**-126)
@@ -229,28 +230,37 @@ def rescaled_sum(
     multiplier s_i / twice and the output multiplier twice / (2^left_shift · s_out) go through
     QuantizeMultiplierSmallerThanOneExp in that order (`scales`: the inputs', then the output's;
     `in_float`: SUB computes them in float32, the others in double)."""
-    rounded = f32 if in_float else float
+    # `divide` (its nonzero case) and `smaller_than_one_holds` inline: every quantized ADD and
+    # SUB of a model comes here; doubles need no rounding, float32 (`in_float`) does.
     *inputs, output_scale = scales
-    twice = rounded(2.0 * max(inputs))
+    largest = max(inputs)
+    twice = f32(2.0 * largest) if in_float else 2.0 * largest
     for position, scale in enumerate(inputs):
-        real = rounded(divide(scale, twice))
-        if smaller_than_one_holds(real):
+        real = scale / twice if twice != 0.0 else divide(scale, twice)
+        if in_float:
+            real = f32(real)
+        if 0.0 < real < _ROUNDS_TO_ONE:
             continue
         name = f"input {position + 1}" if len(inputs) > 1 else "input"
         refused = smaller_than_one(
             real,
-            f"the {name} multiplier, its scale {g(scale)} / (2 × {g(max(inputs))}),",
+            f"the {name} multiplier, its scale {g(scale)} / (2 × {g(largest)}),",
             QUANTIZE_EVERY_TENSOR,
         )
         if refused:
             return refused
-    real = rounded(divide(twice, rounded((1 << left_shift) * output_scale)))
-    if smaller_than_one_holds(real):
+    denominator = (1 << left_shift) * output_scale
+    if in_float:
+        denominator = f32(denominator)
+    real = twice / denominator if denominator != 0.0 else divide(twice, denominator)
+    if in_float:
+        real = f32(real)
+    if 0.0 < real < _ROUNDS_TO_ONE:
         return None
     limit = twice / (1 << left_shift)
     refused = smaller_than_one(
         real,
-        f"the output multiplier, 2 × {g(max(inputs))} / (2^{left_shift} × output scale "
+        f"the output multiplier, 2 × {g(largest)} / (2^{left_shift} × output scale "
         f"{g(output_scale)}),",
         QUANTIZE_EVERY_TENSOR
         if output_scale == 0.0
@@ -336,24 +346,36 @@ def convolution_parameters(
     bias scale; int8, uint8 and int16 inputs quantize the fused activation's bounds. `operands`:
     input, filter, bias, output."""
     source, weights, bias, output = operands
-    # `is_quantized` of the input, then the filter, read directly: this runs for every
-    # convolution.
+    # `is_quantized` of the input, then the filter, read directly, and the filter's four
+    # fields in one unpack: this runs for every convolution.
     source_quantization = None if source is None else source.quantization
     if source_quantization is None or source_quantization.zero_point is None:
         return _not_affine(build, "input")
     weights_quantization = None if weights is None else weights.quantization
-    if weights_quantization is None or weights_quantization.zero_point is None:
+    if weights_quantization is None:
         return _not_affine(build, "filter")
-    assert source is not None and source_quantization is not None
-    assert weights is not None and weights_quantization is not None
-    count = weights_quantization.channel_count
+    weights_scale, weights_zero_point, count, axis = weights_quantization
+    if weights_zero_point is None:
+        return _not_affine(build, "filter")
+    assert source is not None and weights is not None
+    kind = source.dtype.name
     if count > 1:
-        refused = _per_channel(build, source, weights, count, channels)
-        if refused:
-            return refused
+        # `_per_channel` spells out the first check that fails; its checks all pass for a
+        # well-formed per-channel filter, decided here without the call.
+        shape = weights.shape
+        if not (
+            count == channels
+            and kind in ("INT8", "INT16")
+            and weights.dtype.name in ("INT8", "INT4")
+            and -len(shape) <= axis < len(shape)
+            and shape[axis] == channels
+        ):
+            refused = _per_channel(build, source, weights, count, channels)
+            if refused:
+                return refused
     # Each channel's QuantizeMultiplier(input scale · filter scale / output scale), in double
     # (`divide` where the output scale is 0; `scale_of(output)` inline: every convolution).
-    product = (source_quantization.scale or 0.0) * (weights_quantization.scale or 0.0)
+    product = (source_quantization.scale or 0.0) * (weights_scale or 0.0)
     output_quantization = None if output is None else output.quantization
     output_scale = (
         0.0
@@ -361,11 +383,10 @@ def convolution_parameters(
         else output_quantization.scale or 0.0
     )
     real = product / output_scale if output_scale != 0.0 else divide(product, output_scale)
-    if not math.isfinite(real):
+    if not -_INFINITY < real < _INFINITY:  # not finite (NaN fails both comparisons)
         refused = multiplier_check(build, real, "input scale × filter scale / output scale")
         if refused:
             return refused
-    kind = source.dtype.name
     if kind == "UINT8":
         refused = bias_scale(build, (source, weights, bias, output)) or convolution_multiplier(
             build, source, weights, output
@@ -373,6 +394,15 @@ def convolution_parameters(
         if refused:
             return refused
     if kind in ("INT8", "UINT8", "INT16"):
+        # `activation_range`, whose scale is `output_scale`: its usual outcome (an integer
+        # output whose scale no bound of the activation can overflow) decided inline.
+        safe_scale = _SAFE_SCALE.get(activation)
+        if (
+            (safe_scale is None or output_scale > safe_scale)
+            and output is not None
+            and output.dtype.name in ("UINT8", "INT8", "INT16")
+        ):
+            return None
         return activation_range(build, activation, output)
     return None
 

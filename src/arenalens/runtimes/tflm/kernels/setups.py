@@ -347,11 +347,18 @@ def _operator_setups(model: Model, build: Build) -> tuple[OperatorSetup, ...]:
 def prepared_shapes(model: Model, build: Build = HOST) -> dict[tuple[int, int], tuple[int, ...]]:
     """(subgraph, tensor) → the dims a kernel's Prepare wrote for that output (GATHER, RESHAPE
     with -1, ...): what TFLM plans it with. Tensors no kernel rewrites keep their own shape."""
-    return {
-        (setup.context.subgraph.index, tensor): shape
-        for setup in operator_setups(model, build)
-        for tensor, shape in setup.output_shapes.items()
-    }
+    shapes: dict[tuple[int, int], tuple[int, ...]] = {}
+    output_shape = base.OutputShape
+    for setup in operator_setups(model, build):
+        # `output_shapes`' own test of `holds`, inline: most operators rewrite no output, and
+        # this asks every one of them.
+        holds = setup.kinds if setup.holds is None else setup.holds
+        if holds is not None and output_shape not in holds:
+            continue
+        subgraph = setup.context.subgraph.index
+        for tensor, shape in setup.output_shapes.items():
+            shapes[subgraph, tensor] = shape
+    return shapes
 
 
 def scratch_requests(
@@ -369,10 +376,16 @@ def _scratch_requests(model: Model, build: Build) -> tuple[ScratchRequest, ...]:
 
 
 def _requests_of(found: tuple[OperatorSetup, ...]) -> tuple[ScratchRequest, ...]:
-    return tuple(
-        ScratchRequest(
-            setup.context.subgraph.index, setup.context.operator.index, s.nbytes, s.label
+    requests: list[ScratchRequest] = []
+    scratch = base.Scratch
+    for setup in found:
+        # `scratch`'s own test of `holds`, inline: most operators request none.
+        holds = setup.kinds if setup.holds is None else setup.holds
+        if holds is not None and scratch not in holds:
+            continue
+        context = setup.context
+        subgraph, operator = context.subgraph.index, context.operator.index
+        requests.extend(
+            ScratchRequest(subgraph, operator, event.nbytes, event.label) for event in setup.scratch
         )
-        for setup in found
-        for s in setup.scratch
-    )
+    return tuple(requests)

@@ -378,7 +378,9 @@ _BUFFERS: ScaleFree[list[base.Event]] = ScaleFree()
 def _depthwise_filter_checks(
     source: Tensor | None, weights: Tensor | None, output: Tensor | None, channels: int
 ) -> list[base.Event]:
-    if not is_quantized(weights):
+    # `is_quantized`, `type_of` and `scale_count` read inline: every quantized depthwise.
+    quantization = None if weights is None else weights.quantization
+    if quantization is None or quantization.zero_point is None:
         return [
             not_equal(
                 _DEPTHWISE_FILE,
@@ -389,11 +391,11 @@ def _depthwise_filter_checks(
                 fix=QUANTIZE_EVERY_TENSOR,
             )
         ]
-    if type_of(source) == "INT16":
+    if source is not None and source.dtype.name == "INT16":
         refused = int16_zero_points(_DEPTHWISE_FILE, ("input", source), ("output", output))
         if refused:
             return list(refused)
-    count = scale_count(weights)
+    count = quantization.channel_count
     if count not in (1, channels):
         return [
             not_true(

@@ -13,6 +13,7 @@ not at all (mixed input types, int16 zero points).
 
 from __future__ import annotations
 
+from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels import arithmetic as reference_arithmetic
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import elementwise as reference_elementwise
@@ -38,9 +39,10 @@ from arenalens.runtimes.tflm.kernels.refusals import (
 _FILE = "tensorflow/lite/micro/kernels/cmsis_nn/add.cc"
 
 
-def _add_refusals(context: base.KernelContext) -> list[base.Event]:
+def _add_refusals(
+    first: Tensor | None, second: Tensor | None, output: Tensor | None
+) -> list[base.Event]:
     """PrepareAdd's checks before CalculateOpData: types, then int16 zero points."""
-    first, second, output = context.input(0), context.input(1), context.output(0)
     kind = type_of(first)
     if kind != type_of(output):
         return [
@@ -59,16 +61,14 @@ def _add_refusals(context: base.KernelContext) -> list[base.Event]:
     return []
 
 
-def _add(reference: base.RuleFunction) -> base.RuleFunction:
-    def prepare(context: base.KernelContext) -> base.Events:
-        # PrepareAdd: input1, input2, output; CMSIS-NN's checks; then what the reference
-        # AddPrepare does (CalculateOpData fills OpData only).
-        refused = _add_refusals(context)
-        if refused:
-            return base.temps(context, ("in", 0), ("in", 1), ("out", 0)) + refused
-        return reference(context)
-
-    return prepare
+def _add(context: base.KernelContext) -> base.Events:
+    # PrepareAdd: input1, input2, output; CMSIS-NN's checks; then what the reference
+    # AddPrepare does (CalculateOpData fills OpData only), with the operands fetched once.
+    tensors = (context.input(0), context.input(1), context.output(0))
+    refused = _add_refusals(*tensors)
+    if refused:
+        return base.temp_tensors(*tensors) + refused
+    return reference_arithmetic.add_prepare(context, tensors)
 
 
 _REFERENCE = base.rule_table(
@@ -109,7 +109,7 @@ RULES = (
         _REFERENCE["ADD"],
         "cmsis_nn/add.cc, add_common.cc",
         int8_paths(lambda view: _ADD_INT8),
-        prepare=_add(_REFERENCE["ADD"].prepare),
+        prepare=_add,
     ),
     cmsis_nn_kernel(
         _REFERENCE["MUL"], "cmsis_nn/mul.cc, mul_common.cc", int8_paths(lambda view: _MUL_INT8)
