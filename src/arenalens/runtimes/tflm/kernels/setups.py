@@ -113,17 +113,30 @@ def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
     return Kernels(context.build).events(context)
 
 
+class _PrepareShape(NamedTuple):
+    """What the event types of one Prepare, in order, decide of its check (`_prepare_shape`):
+    the types its setup holds (the kernel's Init's too), where its sized events are, and
+    whether a scratch-number check is among them."""
+
+    holds: frozenset[type]
+    sized: tuple[int, ...]  # positions of the events with a size of their own (`_SIZED`)
+    numbered: bool  # a `ScratchNumberAtLeast` to decide (`_scratch_numbers`)
+
+
 class _Kernel(NamedTuple):
     """What one operator's events take from its kernel alone, on one build: whether the build
     registers it, its rule, its parsed options' (bytes, alignment), and its Init's events when
     they depend on the build alone (`base.BUILD_ONLY_INITS`; else None), checked, with the
-    event types they hold (`init_kinds`)."""
+    event types they hold (`init_kinds`); then, for such a kernel, the `_PrepareShape` of each
+    sequence of event types its Prepare gave so far (a kernel gives a few: the usual one and
+    its refusals')."""
 
     registered: bool
     rule: base.KernelRule | None
     builtin_data: tuple[int, int] | None
     init: tuple[base.Event, ...] | None
     init_kinds: frozenset[type] = frozenset()
+    prepares: dict[tuple[type, ...], _PrepareShape] | None = None
 
 
 class Kernels:
@@ -193,11 +206,25 @@ class Kernels:
         context: base.KernelContext, kernel: _Kernel, earlier_scratch: int
     ) -> OperatorSetup:
         """`setup` of a kernel whose Init depends on the build alone, the memo not asked: only
-        Prepare runs and is checked (the Init was, with its kinds, when the kernel was found)."""
-        rule = kernel.rule
-        assert rule is not None and kernel.init is not None  # (`_kernel`: a rule's Init)
-        found = set(kernel.init_kinds)
-        prepare = _checked(context, tuple(rule.prepare(context)), earlier_scratch, found)
+        Prepare runs and is checked as `_checked` checks it (the Init was, with its kinds, when
+        the kernel was found), what its event types decide found once per sequence of them
+        (`_PrepareShape`): its sized events alone looked at."""
+        rule, prepares = kernel.rule, kernel.prepares
+        assert rule is not None and prepares is not None  # (`_kernel`: a rule's Init)
+        prepare = tuple(rule.prepare(context))
+        types = tuple(map(type, prepare))
+        shape = prepares.get(types)
+        if shape is None:
+            shape = _prepare_shape(prepares, kernel.init_kinds, types)
+        holds, sized, numbered = shape
+        for position in sized:
+            nbytes = prepare[position][0]  # type: ignore[index]
+            if nbytes < 0:  # type: ignore[operator]
+                context.checked_size(nbytes, _size_name(prepare[position]))  # type: ignore[arg-type]
+        if numbered:
+            found = set(holds)
+            prepare = _scratch_numbers(prepare, earlier_scratch, found)
+            holds = frozenset(found)
         return _new_setup(
             (
                 context,
@@ -207,7 +234,7 @@ class Kernels:
                 kernel.init,
                 prepare,
                 None,
-                frozenset(found),
+                holds,
             )
         )
 
@@ -249,7 +276,25 @@ def _kernel(context: base.KernelContext) -> _Kernel:
     # Checked here, once per kernel and build (sizes of the build alone: one struct).
     kinds: set[type] = set()
     init = _checked(context, tuple(rule.init(context)), 0, kinds)
-    return _Kernel(registered, rule, rule.builtin_bytes(context), init, frozenset(kinds))
+    return _Kernel(registered, rule, rule.builtin_bytes(context), init, frozenset(kinds), {})
+
+
+_PREPARE_SHAPES = 64  # sequences of event types kept per kernel (a kernel gives a few)
+
+
+def _prepare_shape(
+    prepares: dict[tuple[type, ...], _PrepareShape],
+    init_kinds: frozenset[type],
+    types: tuple[type, ...],
+) -> _PrepareShape:
+    """The `_PrepareShape` of a Prepare whose events have these types, kept in `prepares`."""
+    if len(prepares) >= _PREPARE_SHAPES:
+        prepares.clear()
+    sized = tuple(position for position, kind in enumerate(types) if kind in _SIZED)
+    shape = prepares[types] = _PrepareShape(
+        init_kinds.union(types), sized, _SCRATCH_NUMBER in types
+    )
+    return shape
 
 
 # The events with a size of their own: `nbytes` is the first field of each.

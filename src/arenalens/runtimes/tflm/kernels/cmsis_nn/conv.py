@@ -16,6 +16,7 @@ shapes and int16 zero points the reference kernel accepts.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -103,12 +104,6 @@ def _dims(shape: tuple[int, ...]) -> Dims:
     return Dims(*(shape[axis] if axis < rank else 0 for axis in range(4)))
 
 
-def _dims_of_rank_4(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """`_dims` as a plain tuple where the shape is of rank 4 (the usual case: the shape itself,
-    no call), else `_dims`."""
-    return shape if len(shape) == 4 else _dims(shape)
-
-
 # (stride_w, stride_h, dilation_w, dilation_h, padding) as the options give them.
 _ConvOptions = tuple[Any, Any, Any, Any, Any]
 
@@ -150,13 +145,16 @@ def _conv_params(
     # ComputePaddingHeightWidth pads only SAME filters wider than 1: its total is never positive
     # for VALID (out · stride <= in + stride - effective) nor for a filter of 1 ((out - 1) ·
     # stride < in), so most convolutions (1x1) skip it.
-    if (int(kind) if isinstance(kind, int) else _SAME) == _SAME and (
-        filter_w != 1 or filter_h != 1
-    ):
+    if (not isinstance(kind, int) or kind == _SAME) and (filter_w != 1 or filter_h != 1):
         width = source[2] if len(source) >= 3 else 0
         height = source[1] if len(source) >= 2 else 0
         pad_w = padding(width, filter_w, stride_w, dilation_w, same=True)
-        pad_h = padding(height, filter_h, stride_h, dilation_h, same=True)
+        # A square input, filter, stride and dilation (most) pads both axes alike.
+        pad_h = (
+            pad_w
+            if (height, filter_h, stride_h, dilation_h) == (width, filter_w, stride_w, dilation_w)
+            else padding(height, filter_h, stride_h, dilation_h, same=True)
+        )
     return conv_params_of(
         (
             stride_w if strided else None,
@@ -236,6 +234,9 @@ class _ConvFacts(NamedTuple):
     after: list[base.Event]  # then the CMSIS-NN buffer and the bias type's refusal
 
 
+_new_conv_facts = partial(tuple.__new__, _ConvFacts)  # from all four fields, in one C call
+
+
 # By (isa, the five options, (type, dims) of input, filter and output, the bias's type).
 _CONV_FACTS: ScaleFree[_ConvFacts] = ScaleFree()
 
@@ -245,7 +246,7 @@ def _conv_facts(key: Any) -> _ConvFacts:
     refused: list[base.Event] = [*kinds_and_hybrid(_CONV_FILE, dtype, weights_type, output_type)]
     refused = refused or _conv_shapes(source, weights, output)
     if refused:
-        return _ConvFacts(refused, (), False, [])
+        return _new_conv_facts((refused, (), False, []))
     # The shape checks passed: three shapes of rank 4.
     arrays = per_channel_arrays(weights[0]) if dtype in ("INT8", "INT16") else ()
     _, filter_h, filter_w, filter_c = weights
@@ -267,7 +268,7 @@ def _conv_facts(key: Any) -> _ConvFacts:
                 f"Bias type {bias} ({TFLITE_TYPES.get(bias, 0)}) not supported.", base.INVOKE
             )
         )
-    return _ConvFacts(refused, arrays, dtype == "INT16", after)
+    return _new_conv_facts((refused, arrays, dtype == "INT16", after))
 
 
 def _conv_shapes(
@@ -412,10 +413,11 @@ def _depthwise_buffer(key: Any) -> list[base.Event]:
     {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only).
     `key`: (isa, the options, the filter's type, the dims of input, filter and output)."""
     isa, options, weights_type, source, weights, output = key
+    # `_dims` of the three, its usual rank 4 inline (the filter's and the output's as they are).
     source_dims, (_, filter_h, filter_w, _), (_, height, width, depth) = (
-        _dims(source),
-        _dims_of_rank_4(weights),
-        _dims_of_rank_4(output),
+        dims_of(source) if len(source) == 4 else _dims(source),
+        weights if len(weights) == 4 else _dims(weights),
+        output if len(output) == 4 else _dims(output),
     )
     filter_dims = dims_of((1, filter_h, filter_w, depth))
     output_dims = dims_of((source_dims.n, height, width, depth))
