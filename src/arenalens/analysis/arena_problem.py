@@ -8,8 +8,9 @@ stands for (a tensor, a kernel scratch request, a LiteRT temporary), so each run
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -43,14 +44,26 @@ class PlannedBuffer:
     aliases: tuple[int, ...] = ()
 
 
+# A PlannedBuffer's fields, in order, as a tuple (its row).
+_FIELDS = attrgetter(*(f.name for f in fields(PlannedBuffer)))
+
+
 class PlannedBuffers(Mapping[int, PlannedBuffer]):
     """Buffer id → PlannedBuffer, each made when the mapping is first read from one row of its
     fields (id first): `check` never asks what a buffer is, a report or optimize does, so a
-    candidate in a search loop makes none. Read-only, as the MappingProxyType it stands for."""
+    candidate in a search loop makes none. Read-only, as the MappingProxyType it stands for.
 
-    def __init__(self, rows: Sequence[tuple[Any, ...]]) -> None:
+    `rows` may be a one-pass iterator whose rows are made as they are read (the TFLM head's
+    tensors): `count` then says how many there are."""
+
+    def __init__(self, rows: Iterable[tuple[Any, ...]], count: int | None = None) -> None:
         self._rows = rows
+        self._count = count if count is not None or not isinstance(rows, Sized) else len(rows)
         self._made: dict[int, PlannedBuffer] | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as the fields of what it made (the rows may be an iterator).
+        return (PlannedBuffers, ([_FIELDS(p) for p in self._buffers().values()],))
 
     def _buffers(self) -> dict[int, PlannedBuffer]:
         made = self._made
@@ -65,7 +78,9 @@ class PlannedBuffers(Mapping[int, PlannedBuffer]):
         return iter(self._buffers())
 
     def __len__(self) -> int:
-        return len(self._rows)
+        if self._count is None:
+            return len(self._buffers())
+        return self._count
 
     def __repr__(self) -> str:
         return f"PlannedBuffers({self._buffers()!r})"

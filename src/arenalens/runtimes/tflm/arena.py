@@ -9,7 +9,7 @@ reproduces the runtime's planner.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -17,7 +17,7 @@ from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBu
 from arenalens.analysis.lifetimes import UNSET, Timeline
 from arenalens.builds.build import HOST, Build
 from arenalens.errors import ModelError, UsageError
-from arenalens.ir import Model, OfflinePlan, Subgraph
+from arenalens.ir import Model, OfflinePlan, Subgraph, Tensor
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
@@ -107,8 +107,34 @@ class _HeadBuffers(NamedTuple):
     """The head's buffers as the planner sees them and as reports name them, in TFLM's order."""
 
     buffers: tuple[Buffer, ...]
-    meanings: list[tuple[Any, ...]]  # each PlannedBuffer's fields, in id order
+    # What each buffer is, in id order: PlannedBuffer's fields (a row), or (subgraph, tensors)
+    # for a run of a usual subgraph's tensors, whose rows `_meanings` makes when a report asks.
+    meanings: list[list[tuple[Any, ...]] | tuple[int, list[Tensor]]]
     untouched: int  # planned buffers live at no step (-1..-1)
+
+
+def _meanings(
+    parts: list[list[tuple[Any, ...]] | tuple[int, list[Tensor]]],
+) -> Iterator[tuple[Any, ...]]:
+    """PlannedBuffer's fields per head buffer, in id order, from `_HeadBuffers.meanings`."""
+    index = 0
+    for part in parts:
+        if type(part) is list:
+            yield from part
+            index += len(part)
+            continue
+        subgraph_index, tensors = part
+        for tensor in tensors:
+            yield (
+                index,
+                _TENSOR,
+                subgraph_index,
+                tensor.index,
+                None,
+                tensor.name,
+                tflm_tensor_bytes(tensor),
+            )
+            index += 1
 
 
 def _head_buffers(
@@ -127,6 +153,7 @@ def _head_buffers(
     lifetimes = timeline.lifetimes
     buffers: list[Buffer] = []
     meanings: list[tuple[Any, ...]] = []  # PlannedBuffer's fields, made when a report asks
+    parts: list[list[tuple[Any, ...]] | tuple[int, list[Tensor]]] = [meanings]
     untouched = 0
     position = -1
     # TFLM's marks, read per planned tensor without making its TensorLifetime (a Timeline made
@@ -138,13 +165,13 @@ def _head_buffers(
             first_marks, last_marks = marked.marks(subgraph_index)
             if offsets is None and not rewritten:
                 # The usual model: no offline plan, no output a kernel rewrote or bound.
+                held: list[Tensor] = []
                 untouched += _usual_tensor_buffers(
-                    subgraph,
-                    (first_marks, last_marks),
-                    rounding,
-                    buffers=buffers,
-                    meanings=meanings,
+                    subgraph, (first_marks, last_marks), rounding, buffers=buffers, tensors=held
                 )
+                meanings = []  # the rows of what follows
+                parts.append((subgraph_index, held))
+                parts.append(meanings)
                 continue
         for tensor in subgraph.tensors:
             position += 1
@@ -214,7 +241,7 @@ def _head_buffers(
                 request.nbytes,
             )
         )
-    return _HeadBuffers(tuple(buffers), meanings, untouched)
+    return _HeadBuffers(tuple(buffers), parts, untouched)
 
 
 def _usual_tensor_buffers(
@@ -223,16 +250,16 @@ def _usual_tensor_buffers(
     rounding: int,
     *,
     buffers: list[Buffer],
-    meanings: list[tuple[Any, ...]],
+    tensors: list[Tensor],
 ) -> int:
     """`_head_buffers`' loop over one subgraph's tensors where no offline plan places a tensor
     and no kernel rewrote or bound an output (most models): a tensor is planned when it has no
     constant data, is not a variable (its buffer is in the tail) and has bytes. Appends its
-    buffers and meanings; returns how many are live at no step. (Without the general loop's
+    buffers and the tensors they hold (what a report reads of them is made from the tensor when
+    asked: `_meanings`); returns how many are live at no step. (Without the general loop's
     questions per tensor: a third of its cost.)"""
     untouched = 0
     index = len(buffers)
-    subgraph_index = subgraph.index
     first_step, last_step = marks[0].get, marks[1].get
     for tensor in subgraph.tensors:
         if tensor.has_data or tensor.is_variable:
@@ -246,7 +273,7 @@ def _usual_tensor_buffers(
             untouched += 1
         size = -(-nbytes // rounding) * rounding  # align_up, inline: once per tensor
         buffers.append(_new_buffer(Buffer, (index, first, last, size, None)))
-        meanings.append((index, _TENSOR, subgraph_index, number, None, tensor.name, nbytes))
+        tensors.append(tensor)
         index += 1
     return untouched
 
@@ -276,7 +303,7 @@ def _arenas(model: Model, rounding: int, build: Build) -> tuple[ArenaProblem, ..
         ArenaProblem(
             name=HEAD,
             problem=Problem(head.buffers, alignment=1),
-            buffers=PlannedBuffers(head.meanings),
+            buffers=PlannedBuffers(_meanings(head.meanings), count=len(head.buffers)),
             steps=timeline.steps,
             runtime_planner="tflm_greedy",
             notes=_arena_notes(model, head.untouched, build),

@@ -6,7 +6,6 @@ Rules: docs/runtime-rules.md §T2.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from math import prod
 from types import MappingProxyType
 
 from arenalens.ir import Tensor
@@ -27,13 +26,15 @@ def tflm_tensor_bytes(tensor: Tensor, shape: tuple[int, ...] | None = None) -> i
 
     `shape` replaces the flatbuffer's, for outputs whose dims a kernel rewrote in Prepare; a
     negative dim gives 0 bytes."""
-    # (The plain dict and a loop over the dims, not the read-only view and min(): that builtin
-    # call costs as much as the rest here, once per planned tensor of every check.)
+    # (The plain dict and one loop over the dims that multiplies as it checks, not the read-only
+    # view, min() and prod(): builtin calls cost as much as the rest here, once per planned
+    # tensor of every check.)
     element = _ELEMENT_BYTES.get(tensor.dtype.name)
     if element is None:
         return 0
-    dims = tensor.shape if shape is None else shape
-    for dim in dims:
+    nbytes = element
+    for dim in tensor.shape if shape is None else shape:
         if dim < 0:
             return 0
-    return prod(dims) * element
+        nbytes *= dim
+    return nbytes
