@@ -9,12 +9,12 @@ reproduces the runtime's planner.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, NamedTuple
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffers
-from arenalens.analysis.lifetimes import UNSET, Timeline
+from arenalens.analysis.lifetimes import Timeline
 from arenalens.builds.build import HOST, Build
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model, OfflinePlan, Subgraph, Tensor
@@ -199,8 +199,7 @@ def _head_buffers(
                     f"the offset {offline}, before the arena start",
                 )
             if marked is not None:
-                first = first_marks.get(number, UNSET)
-                last = last_marks.get(number, UNSET)
+                first, last = first_marks[number], last_marks[number]
             else:
                 life = lifetimes[(subgraph_index, number)]
                 first, last = life.first, life.last
@@ -246,7 +245,7 @@ def _head_buffers(
 
 def _usual_tensor_buffers(
     subgraph: Subgraph,
-    marks: tuple[Mapping[int, int], Mapping[int, int]],
+    marks: tuple[Sequence[int], Sequence[int]],
     rounding: int,
     *,
     buffers: list[Buffer],
@@ -260,7 +259,7 @@ def _usual_tensor_buffers(
     questions per tensor: a third of its cost.)"""
     untouched = 0
     index = len(buffers)
-    first_step, last_step = marks[0].get, marks[1].get
+    first_step, last_step = marks  # by tensor index (`MarkedLifetimes.marks`)
     for tensor in subgraph.tensors:
         if tensor.has_data or tensor.is_variable:
             continue  # most tensors: constant data, read no further
@@ -268,7 +267,7 @@ def _usual_tensor_buffers(
         if nbytes <= 0:
             continue
         number = tensor.index
-        first, last = first_step(number, UNSET), last_step(number, UNSET)
+        first, last = first_step[number], last_step[number]
         if first == -1 and last == -1:
             untouched += 1
         size = -(-nbytes // rounding) * rounding  # align_up, inline: once per tensor

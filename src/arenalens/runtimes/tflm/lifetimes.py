@@ -153,13 +153,19 @@ class _TflmMarker:
     control-flow nesting cannot exhaust Python's recursion limit. Marks are kept per subgraph,
     by tensor index; a subgraph that calls none is marked by dict operations (C loops), not a
     Python step per tensor.
+
+    A subgraph's marks are two lists by tensor index, UNSET where none was made (a write to a
+    list slot costs half a dict's), with one slot more at the end: the mark of tensor -1 (no
+    tensor), which is made like any other and never read. (Every index lies in [-1, tensor
+    count): `check_model`.)
     """
 
     def __init__(self, model: Model, scratch: Sequence[ScratchRequest]) -> None:
         self.model = model
         self.step = 0
-        self.first: list[dict[int, int]] = [{} for _ in model.subgraphs]
-        self.last: list[dict[int, int]] = [{} for _ in model.subgraphs]
+        slots = [len(subgraph.tensors) + 1 for subgraph in model.subgraphs]
+        self.first: list[list[int]] = [[UNSET] * count for count in slots]
+        self.last: list[list[int]] = [[UNSET] * count for count in slots]
         self.scratch = tuple(scratch)
         self.scratch_first = [UNSET] * len(self.scratch)
         self.scratch_last = [UNSET] * len(self.scratch)
@@ -173,7 +179,9 @@ class _TflmMarker:
         ]
 
     def set_first(self, index: int, tensor: int) -> None:
-        self.first[index].setdefault(tensor, self.step)
+        first = self.first[index]
+        if first[tensor] == UNSET:  # the earliest mark stays (steps are never UNSET)
+            first[tensor] = self.step
 
     def set_last(self, index: int, tensor: int) -> None:
         self.last[index][tensor] = self.step
@@ -231,16 +239,16 @@ class _TflmMarker:
         self.steps.append((start, index, operators))
         # Every mark of an operator is its step. Last marks: the latest wins, so every tensor
         # an operator touches, in order. First marks: an output's earliest step, unless marked
-        # before this walk. (A -1, no tensor, is marked too and never read.) A plain loop: a
-        # chain of C calls per operator (dict.fromkeys, items, chain) costs more.
+        # before this walk. (A -1, no tensor, is marked too, in the extra slot, and never read.)
+        # A plain loop: a chain of C calls per operator (dict.fromkeys, items, chain) costs more.
         first, last = self.first[index], self.last[index]
-        keep_first = first.setdefault
         for step, op in enumerate(operators, start):
             for tensor in op.inputs:
                 last[tensor] = step
             for tensor in op.outputs:
                 last[tensor] = step
-                keep_first(tensor, step)
+                if first[tensor] == UNSET:
+                    first[tensor] = step
         requests = [
             (key[1], positions) for key, positions in self.scratch_by_op.items() if key[0] == index
         ]
@@ -261,7 +269,8 @@ class _TflmMarker:
         first, last, step = self.first[index], self.last[index], self.step
         for tensor in tensors:
             if tensor >= 0:
-                first.setdefault(tensor, step)
+                if first[tensor] == UNSET:
+                    first[tensor] = step
                 last[tensor] = step
 
     def finish_operator(self, subgraph: Subgraph, op: Operator, start: int) -> None:
@@ -289,11 +298,12 @@ class _TflmMarker:
 
 class MarkedLifetimes(Mapping[tuple[int, int], TensorLifetime]):
     """(subgraph, tensor) → TensorLifetime of every tensor (constants too), made when read from
-    the marker's first and last marks: the head arena reads only the planned tensors' (a third of
-    VWW's), a check no other. Read-only, equal to the dict it stands for."""
+    the marker's first and last marks (per subgraph, by tensor index: `_TflmMarker`): the head
+    arena reads only the planned tensors' (a third of VWW's), a check no other. Read-only, equal
+    to the dict it stands for."""
 
     def __init__(
-        self, first: list[dict[int, int]], last: list[dict[int, int]], counts: tuple[int, ...]
+        self, first: list[list[int]], last: list[list[int]], counts: tuple[int, ...]
     ) -> None:
         self._first, self._last, self._counts = first, last, counts
 
@@ -307,8 +317,8 @@ class MarkedLifetimes(Mapping[tuple[int, int], TensorLifetime]):
                     (
                         subgraph,
                         tensor,
-                        self._first[subgraph].get(tensor, UNSET),
-                        self._last[subgraph].get(tensor, UNSET),
+                        self._first[subgraph][tensor],
+                        self._last[subgraph][tensor],
                         None,
                     ),
                 )
@@ -316,9 +326,9 @@ class MarkedLifetimes(Mapping[tuple[int, int], TensorLifetime]):
             pass  # not a (subgraph, tensor) of this model
         raise KeyError(key)
 
-    def marks(self, subgraph: int) -> tuple[Mapping[int, int], Mapping[int, int]]:
-        """A subgraph's first and last steps by tensor (a tensor not in one: UNSET), for the
-        head arena, which reads a lifetime per planned tensor."""
+    def marks(self, subgraph: int) -> tuple[Sequence[int], Sequence[int]]:
+        """A subgraph's first and last steps by tensor index (UNSET: none), for the head arena,
+        which reads a lifetime per planned tensor."""
         return self._first[subgraph], self._last[subgraph]
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
