@@ -81,10 +81,9 @@ def _plain_arena_size(problem: Problem, offsets: Mapping[int, int]) -> int | Non
     a new buffer can only collide with its two neighbours. Live buffers leave in order of their
     last step (a sorted list, no heap): those that ended before the new one's first step have
     all begun before it."""
-    buffers = problem.buffers
-    if problem.alignment != 1 or problem.overlaps or not buffers:
-        return None
     ids, starts, ends, sizes, fixed = problem.columns  # the planner's too
+    if problem.alignment != 1 or problem.overlaps or not ids:
+        return None
     given = list(map(offsets.get, ids))
     if fixed.count(None) != len(fixed) or set(map(type, given)) != {int}:
         return None

@@ -56,9 +56,9 @@ class IndexKind(enum.Enum):
 
 def index_kind(problem: Problem) -> IndexKind:
     """The index that answers this problem's placement queries fastest (same answers)."""
-    buffers = problem.buffers
-    if len(buffers) < MIN_BUFFERS:
+    if problem.buffer_count < MIN_BUFFERS:  # (the buffers are made only past this)
         return IndexKind.SCAN
+    buffers = problem.buffers
     if any(b.end < b.start for b in buffers):
         # Live at no step: the planners' own paths each treat them their own way.
         return IndexKind.SCAN

@@ -16,12 +16,12 @@ it has overwritten) is the runtime's business; planners, bounds and the checker 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import add
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from arenalens.errors import PlanError
 from arenalens.records import record
@@ -79,6 +79,49 @@ class Problem:
     overlaps: tuple[Overlap, ...] = ()
 
     def __post_init__(self) -> None:
+        self._check_columns()
+
+    @classmethod
+    def from_columns(
+        cls,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        sizes: Sequence[int],
+        fixed: Mapping[int, int] | None = None,
+        *,
+        alignment: int = 1,
+    ) -> Problem:
+        """Buffers 0..n-1 by column (buffer i: `starts[i]`..`ends[i]`, `sizes[i]` bytes, at
+        `fixed[i]` when given): the Problem of those Buffers, whose `buffers` are made when
+        first read. The planner and the checker read the columns; a check never reads the
+        buffers, so the TFLM head makes none (a tuple per buffer, and its Python step)."""
+        count = len(sizes)
+        offsets = (None,) * count if not fixed else tuple(map(fixed.get, range(count)))
+        problem = object.__new__(cls)
+        for name, value in (("alignment", alignment), ("order", ()), ("overlaps", ())):
+            object.__setattr__(problem, name, value)
+        columns = (tuple(range(count)), tuple(starts), tuple(ends), tuple(sizes), offsets)
+        object.__setattr__(problem, "columns", columns)  # the cached property's value
+        problem._check_columns()
+        return problem
+
+    if not TYPE_CHECKING:  # (mypy would take any attribute of a Problem for one)
+
+        def __getattr__(self, name: str) -> Any:
+            # Called for an attribute not set: the `buffers` of a Problem `from_columns`.
+            if name != "buffers" or "columns" not in self.__dict__:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+            ids, starts, ends, sizes, fixed = self.columns
+            buffers = tuple(map(Buffer, ids, starts, ends, sizes, fixed))
+            object.__setattr__(self, "buffers", buffers)
+            return buffers
+
+    @property
+    def buffer_count(self) -> int:
+        """len(buffers), without making them (`from_columns`)."""
+        return len(self.columns[0])
+
+    def _check_columns(self) -> None:
         # By column (`columns`, which the planner and the checker read next): a Python step
         # per buffer costs more.
         ids, _, _, sizes, _ = self.columns
@@ -88,8 +131,8 @@ class Problem:
         if self.alignment < 1:
             raise ValueError(f"alignment must be >= 1, got {self.alignment}")
         if min(sizes, default=0) < 0:
-            buffer = next(b for b in self.buffers if b.size < 0)
-            raise ValueError(f"buffer {buffer.id} has negative size {buffer.size}")
+            position = next(p for p, size in enumerate(sizes) if size < 0)
+            raise ValueError(f"buffer {ids[position]} has negative size {sizes[position]}")
         pairs: set[frozenset[int]] = set()
         for overlap in self.overlaps:
             if overlap.output not in known or overlap.input not in known:

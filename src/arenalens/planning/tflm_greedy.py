@@ -86,10 +86,9 @@ def _place_by_steps(
     step and those beginning later in its lifetime (one begun before its first step and live
     there is in the first list: none is met twice). Entries are sorted by (offset, end), not
     placement order: ties at one offset do not change a first fit (the module's docstring)."""
-    buffers = problem.buffers
-    if not buffers:
-        return {}
     ids, starts, ends, sizes, fixed = problem.columns  # the checker reads them too
+    if not ids:
+        return {}
     steps = sorted({*starts, *ends})
     lows: Sequence[int] = starts
     highs: Sequence[int] = ends
@@ -100,7 +99,7 @@ def _place_by_steps(
         lows = list(map(rank_of.__getitem__, starts))
         highs = list(map(rank_of.__getitem__, ends))
     # Ranks the lifetimes span (one less per buffer live at no step): which path is faster.
-    if sum(map(sub, highs, lows)) + len(buffers) > area_per_buffer * len(buffers):
+    if sum(map(sub, highs, lows)) + len(ids) > area_per_buffer * len(ids):
         return None
     live_at: list[list[tuple[int, int]]] = [[] for _ in steps]
     starting_at: list[list[tuple[int, int]]] = [[] for _ in steps]
@@ -109,7 +108,7 @@ def _place_by_steps(
     # One tuple per buffer, in processing order; the first fit written inline (a call per
     # buffer cost a fifth of the planner on VWW's 34 buffers).
     for size, buffer_id, low, high, fixed_offset in _in_processing_order(
-        buffers, lows, highs, ids=ids, sizes=sizes, fixed=fixed
+        problem, lows, highs, ids=ids, sizes=sizes, fixed=fixed
     ):
         if fixed_offset is not None:
             offset = fixed_offset
@@ -146,7 +145,7 @@ def _place_by_steps(
 
 
 def _in_processing_order(
-    buffers: Sequence[Buffer],
+    problem: Problem,
     lows: Sequence[int],
     highs: Sequence[int],
     *,
@@ -163,6 +162,7 @@ def _in_processing_order(
         rows = sorted(zip(sizes, ids, lows, highs, fixed, strict=True), key=_ID, reverse=True)
         rows.sort(key=_SIZE, reverse=True)
         return rows
+    buffers = problem.buffers  # (a fixed offset: made here, if the columns came first)
     position_of = {b.id: position for position, b in enumerate(buffers)}
     positions = [position_of[b.id] for b in greedy_processing_order(buffers)]
     return [(sizes[p], ids[p], lows[p], highs[p], fixed[p]) for p in positions]

@@ -19,7 +19,7 @@ from arenalens.builds.build import HOST, Build
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model, OfflinePlan, Subgraph, Tensor
 from arenalens.memo import recent_by_identity
-from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.planning.problem import Problem, align_up
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
 from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
@@ -36,8 +36,6 @@ _OPCODE = attrgetter("opcode")
 # BufferKind's members as module constants: an Enum member read through its class costs about a
 # microsecond on Python 3.11, once per planned buffer here.
 _TENSOR, _VARIABLE, _SCRATCH = BufferKind.TENSOR, BufferKind.VARIABLE, BufferKind.SCRATCH
-# A Buffer made as the tuple it is, without its __new__'s Python frame (once per planned buffer).
-_new_buffer = tuple.__new__
 
 
 def tflm_timeline_with_scratch(model: Model, build: Build = HOST) -> Timeline:
@@ -103,10 +101,19 @@ def _binds_outputs(opcode: str) -> bool:
     return rule is not None and rule.binds_outputs
 
 
+class _Columns(NamedTuple):
+    """The head's buffers by column, in id order (`Problem.from_columns`)."""
+
+    starts: list[int]
+    ends: list[int]
+    sizes: list[int]
+    fixed: dict[int, int]  # buffer id → its offline offset (most models: none)
+
+
 class _HeadBuffers(NamedTuple):
     """The head's buffers as the planner sees them and as reports name them, in TFLM's order."""
 
-    buffers: tuple[Buffer, ...]
+    columns: _Columns
     # What each buffer is, in id order: PlannedBuffer's fields (a row), or (subgraph, tensors)
     # for a run of a usual subgraph's tensors, whose rows `_meanings` makes when a report asks.
     meanings: list[list[tuple[Any, ...]] | tuple[int, list[Tensor]]]
@@ -151,7 +158,8 @@ def _head_buffers(
     bound_in_prepare = prepare_bound_tensors(model)
     rewritten = bool(shapes or bound_in_prepare)
     lifetimes = timeline.lifetimes
-    buffers: list[Buffer] = []
+    columns = _Columns([], [], [], {})
+    starts, ends, sizes = columns.starts, columns.ends, columns.sizes
     meanings: list[tuple[Any, ...]] = []  # PlannedBuffer's fields, made when a report asks
     parts: list[list[tuple[Any, ...]] | tuple[int, list[Tensor]]] = [meanings]
     untouched = 0
@@ -167,7 +175,7 @@ def _head_buffers(
                 # The usual model: no offline plan, no output a kernel rewrote or bound.
                 held: list[Tensor] = []
                 untouched += _usual_tensor_buffers(
-                    subgraph, (first_marks, last_marks), rounding, buffers=buffers, tensors=held
+                    subgraph, (first_marks, last_marks), rounding, columns=columns, tensors=held
                 )
                 meanings = []  # the rows of what follows
                 parts.append((subgraph_index, held))
@@ -204,13 +212,12 @@ def _head_buffers(
                 life = lifetimes[(subgraph_index, number)]
                 first, last = life.first, life.last
             untouched += first == -1 and last == -1
-            index = len(buffers)
-            size = -(-nbytes // rounding) * rounding  # align_up, inline: once per tensor
-            buffers.append(
-                _new_buffer(
-                    Buffer, (index, first, last, size, None if offline == ONLINE else offline)
-                )
-            )
+            index = len(sizes)
+            starts.append(first)
+            ends.append(last)
+            sizes.append(-(-nbytes // rounding) * rounding)  # align_up, inline: once per tensor
+            if offline != ONLINE:
+                columns.fixed[index] = offline
             meanings.append(
                 (
                     index,
@@ -226,9 +233,10 @@ def _head_buffers(
         request = scratch.request
         first, last = scratch.first, scratch.last
         untouched += first == -1 and last == -1
-        index = len(buffers)
-        size = align_up(request.nbytes, rounding)
-        buffers.append(_new_buffer(Buffer, (index, first, last, size, None)))
+        index = len(sizes)
+        starts.append(first)
+        ends.append(last)
+        sizes.append(align_up(request.nbytes, rounding))
         meanings.append(
             (
                 index,
@@ -240,7 +248,7 @@ def _head_buffers(
                 request.nbytes,
             )
         )
-    return _HeadBuffers(tuple(buffers), parts, untouched)
+    return _HeadBuffers(columns, parts, untouched)
 
 
 def _usual_tensor_buffers(
@@ -248,18 +256,18 @@ def _usual_tensor_buffers(
     marks: tuple[Sequence[int], Sequence[int]],
     rounding: int,
     *,
-    buffers: list[Buffer],
+    columns: _Columns,
     tensors: list[Tensor],
 ) -> int:
     """`_head_buffers`' loop over one subgraph's tensors where no offline plan places a tensor
     and no kernel rewrote or bound an output (most models): a tensor is planned when it has no
     constant data, is not a variable (its buffer is in the tail) and has bytes. Appends its
-    buffers and the tensors they hold (what a report reads of them is made from the tensor when
-    asked: `_meanings`); returns how many are live at no step. (Without the general loop's
-    questions per tensor: a third of its cost.)"""
+    buffers' columns and the tensors they hold (what a report reads of them is made from the
+    tensor when asked: `_meanings`); returns how many are live at no step. (Without the general
+    loop's questions per tensor: a third of its cost.)"""
     untouched = 0
-    index = len(buffers)
     first_step, last_step = marks  # by tensor index (`MarkedLifetimes.marks`)
+    starts, ends, sizes = columns.starts, columns.ends, columns.sizes
     for tensor in subgraph.tensors:
         if tensor.has_data or tensor.is_variable:
             continue  # most tensors: constant data, read no further
@@ -270,10 +278,10 @@ def _usual_tensor_buffers(
         first, last = first_step[number], last_step[number]
         if first == -1 and last == -1:
             untouched += 1
-        size = -(-nbytes // rounding) * rounding  # align_up, inline: once per tensor
-        buffers.append(_new_buffer(Buffer, (index, first, last, size, None)))
+        starts.append(first)
+        ends.append(last)
+        sizes.append(-(-nbytes // rounding) * rounding)  # align_up, inline: once per tensor
         tensors.append(tensor)
-        index += 1
     return untouched
 
 
@@ -298,11 +306,12 @@ def arenas(
 def _arenas(model: Model, rounding: int, build: Build) -> tuple[ArenaProblem, ...]:
     timeline = tflm_timeline_with_scratch(model, build)
     head = _head_buffers(model, timeline, prepared_shapes(model, build), rounding)
+    starts, ends, sizes, fixed = head.columns
     return (
         ArenaProblem(
             name=HEAD,
-            problem=Problem(head.buffers, alignment=1),
-            buffers=PlannedBuffers(_meanings(head.meanings), count=len(head.buffers)),
+            problem=Problem.from_columns(starts, ends, sizes, fixed, alignment=1),
+            buffers=PlannedBuffers(_meanings(head.meanings), count=len(sizes)),
             steps=timeline.steps,
             runtime_planner="tflm_greedy",
             notes=_arena_notes(model, head.untouched, build),

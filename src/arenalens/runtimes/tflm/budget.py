@@ -144,7 +144,7 @@ def plan_facts(
         position += len(tensors)
     return PlanFacts(
         scratch=scratch_requests(model, build, None if setups is None else tuple(setups)),
-        planned_buffer_count=len(arena.problem.buffers),
+        planned_buffer_count=arena.problem.buffer_count,
         head_bytes=plan.arena_size,
         tail_variables=tuple(variables),
         preserve_all_tensors=plan.planner == "tflm_linear",
