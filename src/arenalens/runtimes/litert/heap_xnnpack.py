@@ -138,6 +138,10 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
     types = _TAKES.get(operator.opcode)
     if types is None:
         return None
+    if operator.opcode in _CLAMPED and (
+        operator.options.get("fused_activation_function", 0) not in CLAMP_ACTIVATIONS
+    ):
+        return False  # ConvertActivationToOutputRange: 'unsupported fused activation'
     if operator.opcode in _BIASED and (len(operator.inputs) != 3 or operator.inputs[2] < 0):
         return False  # 'unsupported CONV_2D node without bias': three inputs, a bias
     kind = _input_type(subgraph, operator)
@@ -311,6 +315,14 @@ _RESHAPING_CHECKS: dict[str, Callable[[Subgraph, Operator], bool]] = {
 # The fused activations XNNPACK turns into an output range (ConvertActivationToOutputRange):
 # NONE, RELU, RELU_N1_TO_1 and RELU6; TANH and SIGN_BIT leave the operator to the builtins.
 CLAMP_ACTIVATIONS = (0, 1, 2, 3, None, "NONE", "RELU", "RELU_N1_TO_1", "RELU6")
+# The Visit*Nodes that call it on the operator's fused activation (VisitBinaryNode: ADD, DIV,
+# MUL, SUB; the poolings, convolutions and FULLY_CONNECTED).
+_CLAMPED = frozenset(
+    {
+        "ADD", "DIV", "MUL", "SUB", "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONV_2D",
+        "DEPTHWISE_CONV_2D", "FULLY_CONNECTED",
+    }
+)  # fmt: skip
 # The (data, weights, output) types a TRANSPOSE_CONV is modelled with: float, hybrid (float data,
 # int8 weights: dynamically quantized) and int8. The delegate's 8-bit unsigned path is not.
 _DECONVOLUTION_TYPES = (
