@@ -48,7 +48,9 @@ from tests.litert_held17_after import (
 from tests.litert_held17_cases import NAMES as HELD17_NAMES
 from tests.litert_held17_cases import held17_case
 from tests.litert_int4_cases import NAMES as INT4_NAMES
-from tests.litert_int4_cases import int4_case
+from tests.litert_int4_cases import ZERO_NAMES as INT4_ZERO_NAMES
+from tests.litert_int4_cases import ZERO_POINT_NAMES as INT4_ZERO_POINT_NAMES
+from tests.litert_int4_cases import int4_case, int4_zero_case, int4_zero_point_case
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
@@ -327,6 +329,15 @@ HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in INTEGER_INT4_N
 HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in SIXTEEN_NAMES))
 # Depthwise convolutions and hybrid FULLY_CONNECTEDs drawn after their rules changed (held17d_*).
 HELD_OUT = (*HELD_OUT, *((name, family, n) for name, family, n in LATE_NAMES))
+# Session 17 (litert-int4-17): int4 filters EvalHybridDense unpacks only for a non-zero input
+# (tests/litert_int4_cases.int4_zero_case), drawn after heap_ways replayed the all-zero-inputs
+# way; also measured with non-zero inputs (tests/litert_heap_inputs.py). And int4 filters with
+# zero points other than 0 (int4_zero_point_case). The AMD EPYC.
+HELD_OUT = (
+    *HELD_OUT,
+    *((name, "int4z17", n) for n, name in enumerate(INT4_ZERO_NAMES, 1)),
+    *((name, "int4zp17", n) for n, name in enumerate(INT4_ZERO_POINT_NAMES, 1)),
+)
 
 
 def kernel_case(name: str) -> bytes:
@@ -369,6 +380,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return integer_int4_case(seed)
     if family == "int4pc16":
         return int4_case(seed)
+    if family == "int4z17":
+        return int4_zero_case(seed)
+    if family == "int4zp17":
+        return int4_zero_point_case(seed)
     if family == "graph":
         from tests.litert_random_graphs import random_graph
 

@@ -13,7 +13,9 @@ runs EvalHybridDense, which unpacks it to int8 for the call (`make_unique<int8_t
 filter->bytes)`, the filter buffer's bytes) — but only for an input that is not all zeros
 (`IsZeroVector` returns first): the wheel measured on zeros allocates it only where a bias or
 an activation made the FULLY_CONNECTED's input non-zero (int4pc16_8 and _23: 248 B and 224 B
-under without it). Counted for any input, a labelled bound (`unpacked_bytes`)."""
+under without it). The heap's figures count it (a device's inputs are not zeros); the way
+all-zero inputs take, which skips it where the input is then zeros (zero_values), is a way of
+its own (heap_ways), each way exact."""
 
 from __future__ import annotations
 
@@ -56,6 +58,20 @@ def eval_steps(model: Model, subgraph: int, inputs: Sequence[int]) -> tuple[int,
     return (scales, quantize, -quantize, kernel, -kernel, -scales)
 
 
+def call_steps(
+    model: Model, subgraph: int, inputs: Sequence[int], read: object
+) -> tuple[tuple[int, ...], bool]:
+    """A float FULLY_CONNECTED's int4 call: the usable bytes taken (positive) and given back
+    (negative) in order, the 4-bit kernel's vectors (`eval_steps`) or EvalHybridDense's int8
+    copy, and whether they are a bound. `read`: the way given (heap_control_flow.Ways): True,
+    its input is not all zeros (the copy made); False, all zeros (none); None, not given
+    (counted, a bound)."""
+    unpacked = unpacked_bytes(model, subgraph, inputs)
+    if not unpacked or read is False:
+        return eval_steps(model, subgraph, inputs), False
+    return (unpacked, -unpacked), read is None
+
+
 def unpacked_bytes(model: Model, subgraph: int, inputs: Sequence[int]) -> int:
     """EvalHybridDense's int8 copy of an int4 filter (affine, not blockwise, one the 4-bit
     kernel does not take) for a float input: usable bytes of twice the filter buffer's size,
@@ -95,7 +111,8 @@ def integer_unpacked_bytes(model: Model, subgraph: int, inputs: Sequence[int]) -
 
 UNPACKED_NOTE = (
     "; an int4 filter's int8 copy for the call (fully_connected.cc EvalHybridDense), which "
-    "the kernel makes only for an input that is not all zeros: counted, a bound"
+    "the kernel makes only for an input that is not all zeros: counted, as a device's inputs "
+    "make it"
 )
 
 

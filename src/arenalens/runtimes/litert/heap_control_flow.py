@@ -66,7 +66,8 @@ _CHILDREN = {
     "WHILE": ("cond_subgraph_index", "body_subgraph_index"),
 }
 # The ways run-time values pick, given: by (subgraph index, node position), an IF's then branch
-# (True) or else branch, whether a WHILE's body runs.
+# (True) or else branch, whether a WHILE's body runs, whether a FULLY_CONNECTED that unpacks an
+# int4 filter reads an input that is not all zeros (heap_invoke; absent: counted, a bound).
 # An IF that takes both branches in turn (in a loop's body): the branches in order.
 Ways = Mapping[tuple[int, int], bool | tuple[bool, ...]]
 NO_WAYS: Ways = MappingProxyType({})

@@ -176,7 +176,8 @@ def first_invoke(
     `arena_block`: the usable bytes of subgraph 0's arena block (a re-plan's bound).
     `inits`: the subgraphs CALL_ONCEs allocate at their first Eval (heap_call_once).
     `workspace`: the XNNPACK delegate's shared workspace request after setup. `ways`: the
-    IFs' and WHILEs' ways given (heap_control_flow.Ways; the others both replayed)."""
+    IFs' and WHILEs' ways given (heap_control_flow.Ways; the others both replayed), and
+    whether a FULLY_CONNECTED's EvalHybridDense reads an input that is not all zeros."""
     replay = functools.partial(
         _first_invoke, decompositions=decompositions, variables=variables,
         arena_block=arena_block, inits=inits, workspace=workspace, ways=ways,
@@ -288,15 +289,13 @@ def _first_invoke(
                 heap.take(block)
             for block in blocks:
                 heap.give(block)
-            for change in four_bit.eval_steps(model, prepared.index, node.inputs):
-                if change > 0:
-                    heap.take(change)
-                else:
-                    heap.give(-change)
-            unpacked = four_bit.unpacked_bytes(model, prepared.index, node.inputs)
-            heap.take(unpacked)
-            heap.give(unpacked)
-            bounded = bounded or unpacked > 0  # made only for a non-zero input: four_bit.py
+            # The 4-bit kernel's vectors, or EvalHybridDense's int8 copy as heap_ways gives it.
+            read = ways.get((prepared.index, node.position))
+            changes, unknown = four_bit.call_steps(model, prepared.index, node.inputs, read)
+            for change in changes:
+                heap.take(max(change, 0))
+                heap.give(max(-change, 0))
+            bounded = bounded or unknown
             continue
         if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
             # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable

@@ -11,6 +11,13 @@ operators (2 ** 3 ways); past it, whose ways double with each, only the all-zero
 (one replay more, whatever their number), and the heap's note says the others are not
 replayed one by one. An IF or WHILE inside a loop's body stays counted both ways in every way
 (a later turn may take the other), and the way says it is not exact.
+
+A FULLY_CONNECTED whose EvalHybridDense unpacks an int4 filter (four_bit.unpacked_bytes) makes
+that int8 copy only for an input that is not all zeros: a way of its own. Every way above has
+each such operator read a non-zero input (a device's real inputs: the copy counted, exact),
+and the all-zero-inputs way has those that read zeros then (zero_values: a forward walk from
+zero inputs) skip it, a way more when one does; where the walk does not know an input, that
+way counts the copy and says it is not exact.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model
+from arenalens.runtimes.litert import four_bit, zero_values
 from arenalens.runtimes.litert.heap_control_flow import Ways
 from arenalens.runtimes.litert.heap_part import HeapPart, PhasedFigures
 from arenalens.runtimes.litert.prepare.state import RuntimeNode
@@ -28,26 +36,36 @@ from arenalens.units import format_bytes_exact
 
 MOST_DECISIONS = 3
 _DECIDED = ("IF", "WHILE")
+_READS = "FULLY_CONNECTED"  # whether its input is all zeros decides its int4 filter's copy
 
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """One IF's branch or one WHILE's body run, as a run-time value picks it."""
+    """One IF's branch, one WHILE's body run, or whether a FULLY_CONNECTED that unpacks an
+    int4 filter reads an input that is not all zeros, as a run-time value picks it."""
 
-    opcode: str  # IF | WHILE
+    opcode: str  # IF | WHILE | FULLY_CONNECTED
     operator: int  # its operator index in the model's primary subgraph
-    taken: bool  # IF: its then branch; WHILE: its body runs
+    taken: bool  # IF: its then branch; WHILE: its body runs; FULLY_CONNECTED: a non-zero input
 
     @property
     def words(self) -> str:
         if self.opcode == "IF":
             return f"the IF at operator {self.operator} takes its {self.taken_words} branch"
+        if self.opcode == _READS:
+            made = "an int8 copy of its int4 filter for the call" if self.taken else "no copy"
+            return (
+                f"the FULLY_CONNECTED at operator {self.operator} reads {self.taken_words} "
+                f"(it makes {made})"
+            )
         return f"the WHILE at operator {self.operator} {self.taken_words} its body"
 
     @property
     def taken_words(self) -> str:
         if self.opcode == "IF":
             return "then" if self.taken else "else"
+        if self.opcode == _READS:
+            return "an input that is not all zeros" if self.taken else "all zeros"
         return "runs" if self.taken else "never runs"
 
 
@@ -58,12 +76,16 @@ class Way(PhasedFigures):
     choices: tuple[Choice, ...]
     parts: tuple[HeapPart, ...]
     zero_inputs: bool  # the way all-zero inputs take (the wheel measurement's)
+    # An int4 FULLY_CONNECTED's input on all-zero inputs zero_values does not know: its copy
+    # counted (the peak a bound).
+    unknown_reads: bool = False
 
     @property
     def exact(self) -> bool:
         """Its first invoke replayed with no other way counted (no IF or WHILE in a loop's
-        body picking at run time, no other bound)."""
-        return all(
+        body picking at run time, no FULLY_CONNECTED whose input is not known, no other
+        bound)."""
+        return not self.unknown_reads and all(
             part.exact for part in self.parts if part.phase == "first_invoke" and not part.allowance
         )
 
@@ -93,7 +115,10 @@ def heap_ways(
     invoke replays, the delegated view under XNNPACK; `read`: the model as given, whose
     operator indices name them), each with the heap's parts (`parts_of`) when the run takes it;
     past MOST_DECISIONS only the way all-zero inputs take (none where the zero walk left one
-    undecided: `every_way` tells the two apart); () for none."""
+    undecided: `every_way` tells the two apart); () for none. Each way has every
+    FULLY_CONNECTED that unpacks an int4 filter read a non-zero input, but the
+    all-zero-inputs way, which has those whose input is then zeros skip their copy (a way more
+    when one does)."""
     found = decisions(model)
     plans = [plan.prepared for plan in litert_plans(model)]
     # The ways all-zero inputs take inside the children (an IF in a loop's body that takes
@@ -104,9 +129,10 @@ def heap_ways(
         for state in plans[1:]
         for node in state.nodes
         if (node.zero_way is not None or node.zero_turns) and node.opcode in _DECIDED
-        and (node.opcode == "IF" or node.first_check is None)
+        and (node.opcode == "IF" or (node.opcode == "WHILE" and node.first_check is None))
     }  # fmt: skip
-    if not (found or inner):
+    reads = _copy_reads(read, model)
+    if not (found or inner or reads.primary):
         return ()
     replayed: Iterable[tuple[bool, ...]] = itertools.product((True, False), repeat=len(found))
     if len(found) > MOST_DECISIONS:
@@ -123,8 +149,65 @@ def heap_ways(
             for node, way in zip(found, taken, strict=True)
         )
         zero = all(node.zero_way is way for node, way in zip(found, taken, strict=True))
-        ways.append(Way(choices, tuple(parts_of({**inner, **given} if zero else given)), zero))
+        if not zero or (reads.skipped and len(found) <= MOST_DECISIONS):
+            # Every FULLY_CONNECTED that unpacks reads a non-zero input.
+            nonzero = parts_of({**given, **reads.given})
+            ways.append(Way((*choices, *reads.choices), tuple(nonzero), False))
+        if zero:  # those that read zeros on all-zero inputs skip their copy
+            zero_parts = parts_of({**inner, **given, **reads.zero_given})
+            unknown = len(reads.zero_given) < len(reads.given)
+            ways.append(Way((*choices, *reads.primary), tuple(zero_parts), True, unknown))
     return tuple(ways)
+
+
+@dataclass(frozen=True, slots=True)
+class _CopyReads:
+    """The FULLY_CONNECTEDs whose EvalHybridDense unpacks an int4 filter, as ways give them."""
+
+    primary: tuple[Choice, ...]  # the primary subgraph's, as they read on all-zero inputs
+    given: dict[tuple[int, int], bool | tuple[bool, ...]]  # every one reads a non-zero input
+    # On all-zero inputs, as known (one not known is left out: its copy counted, a bound).
+    zero_given: dict[tuple[int, int], bool | tuple[bool, ...]]
+
+    @property
+    def choices(self) -> tuple[Choice, ...]:
+        """The primary subgraph's, each reading a non-zero input."""
+        return tuple(Choice(c.opcode, c.operator, True) for c in self.primary)
+
+    @property
+    def skipped(self) -> bool:
+        """Whether one reads zeros on all-zero inputs (the zero way is a way of its own)."""
+        return any(not choice.taken for choice in self.primary)
+
+
+def _copy_reads(read: Model, model: Model) -> _CopyReads:
+    """Every plan's FULLY_CONNECTEDs that unpack an int4 filter (`model`'s plans: the view's
+    under XNNPACK), each primary one named by `read`'s operator index (the one writing its
+    output) and its input on all-zero inputs read off `read` (zero_values)."""
+    plans = [plan.prepared for plan in litert_plans(model)]
+    unpacking = [
+        (state, node)
+        for state in plans
+        for node in state.nodes
+        if node.opcode == _READS and four_bit.unpacked_bytes(model, state.index, node.inputs)
+    ]
+    if not unpacking:
+        return _CopyReads((), {}, {})
+    states = zero_values.zero_tensors(read)  # reads every float constant: only when needed
+    outputs = {op.outputs: op.index for op in read.subgraphs[0].operators} if read.subgraphs else {}
+    primary: list[Choice] = []
+    given: dict[tuple[int, int], bool | tuple[bool, ...]] = {}
+    zero_given: dict[tuple[int, int], bool | tuple[bool, ...]] = {}
+    for state, node in unpacking:
+        key = (state.index, node.position)
+        given[key] = True
+        zero = states.get(node.inputs[0]) if state.index == 0 else None  # children: not known
+        if zero is not None:
+            zero_given[key] = not zero
+        if state.index == 0:
+            written = model.subgraphs[0].operators[node.operator].outputs
+            primary.append(Choice(_READS, outputs.get(written, node.operator), zero is not True))
+    return _CopyReads(tuple(primary), given, zero_given)
 
 
 def _operator_names(read: Model, model: Model) -> dict[int, int]:
@@ -136,8 +219,13 @@ def _operator_names(read: Model, model: Model) -> dict[int, int]:
 
 
 def every_way(ways: Sequence[Way]) -> bool:
-    """Whether `ways` are every way of their decisions (2 ** N of N), not the zero way alone."""
-    return bool(ways) and len(ways) == 2 ** len(ways[0].choices)
+    """Whether `ways` are every way of their decisions (2 ** N of N IFs and WHILEs, and one
+    more where a FULLY_CONNECTED reads zeros on all-zero inputs), not the zero way alone."""
+    if not ways:
+        return False
+    decided = sum(choice.opcode in _DECIDED for choice in ways[0].choices)
+    zero_reads = any(c.opcode == _READS and not c.taken for way in ways for c in way.choices)
+    return bool(len(ways) == 2**decided + zero_reads)
 
 
 def ways_notes(model: Model, ways: Sequence[Way]) -> tuple[str, ...]:
@@ -165,6 +253,11 @@ def _ways_count(decided: int) -> str:
 
 def ways_note(ways: Sequence[Way]) -> str:
     """The ways in words, for the heap's notes."""
+    if _reads_alone(ways):
+        return (
+            f"the figures above are the run where {ways[0].words}, the way all-zero inputs "
+            "take too; an input that reaches it as all zeros holds less (no copy)"
+        )
     return (
         f"a model input picks the way the first invoke takes: {_described(ways)}; "
         "the figures above count the larger of each, which a device must hold"
@@ -197,6 +290,8 @@ def decided_parts(ways: Sequence[Way], parts: Sequence[HeapPart]) -> frozenset[s
 def ways_words(ways: Sequence[Way], exact: str) -> str:
     """The heap's estimate words where the ways explain its non-exact parts: the sizing
     figures are the larger way's, each way `exact` (how), the all-zero-inputs way named."""
+    if _reads_alone(ways):
+        return f"{SIZING_WORDS} the run where {ways[0].words}, {exact}"
     zero = next((way for way in ways if way.zero_inputs), None)
     named = f"; all-zero inputs take the one where {zero.words}" if zero is not None else ""
     return (
@@ -206,6 +301,15 @@ def ways_words(ways: Sequence[Way], exact: str) -> str:
 
 
 SIZING_WORDS = "sizing figures:"
+
+
+def _reads_alone(ways: Sequence[Way]) -> bool:
+    """One way, of FULLY_CONNECTEDs that read a non-zero input even on all-zero inputs."""
+    return (
+        len(ways) == 1
+        and bool(ways[0].choices)
+        and all(choice.opcode == _READS and choice.taken for choice in ways[0].choices)
+    )
 
 
 def way_document(way: Way) -> dict[str, object]:

@@ -24,6 +24,7 @@ def builtin_refusals(model: Model) -> tuple[Obstacle, ...]:
         *composite_option_refusals(model),
         *unwritten_variable_reads(model),
         *prepare_refusals(model),
+        *packed_zero_point_refusals(model),
     )
 
 
@@ -38,6 +39,7 @@ def setup_refusals(model: Model) -> tuple[Obstacle, ...]:
         *grouped_hybrid_convolution_refusals(model),
         *composite_option_refusals(model),
         *prepare_refusals(model),
+        *packed_zero_point_refusals(model),
     )  # not integer_svdf_refusals or unwritten_variable_reads: those fail at Invoke only
     return tuple(obstacle for obstacle in found if obstacle.phase != "invoke")
 
@@ -264,3 +266,91 @@ def unwritten_variable_reads(model: Model) -> tuple[Obstacle, ...]:
             )
         )
     return tuple(found)
+
+
+# XNNPACK's GetXNNPackDatatype: an int4 filter's per-channel zero points may be 0 or 8.
+_XNNPACK_INT4_ZERO_POINTS = frozenset({0, 8})
+
+
+def packed_zero_point_refusals(model: Model) -> tuple[Obstacle, ...]:
+    """An int4 or int2 FULLY_CONNECTED filter with a zero point other than 0 fails
+    fully_connected.cc's Prepare ('Unsupported filter quantization zero-point value.':
+    VerifyQuantizationZeroPoint, whatever the input's type), per tensor or in any channel.
+    XNNPACK takes a float-input one of even depth (xnnpack_qc4w) and runs it when every
+    channel's zero point is 0 or 8 (one scale per channel: qcint4 with the first zero point);
+    with others it fails to prepare (GetXNNPackDatatype: 'unsupported zero-point value (Z) in
+    channel C of INT4 tensor T' or '(Z) for INT4 tensor T'; one zero point in [-8, -1] fails
+    XNNPACK's tensor check, 'failed to update filter tensor', one in [1, 7] its kernel zero
+    point check, 'failed to delegate FULLY_CONNECTED node'). Measured on the 2.3.0 wheel
+    (int4zp17_*: every one refused by the builtin kernel, XNNPACK running those whose
+    channels' zero points are all 8 or 0 and 8)."""
+    from arenalens.runtimes.litert import xnnpack_qc4w  # noqa: PLC0415 - a rare check
+    from arenalens.tflite.reader import read_quantization_zero_points  # noqa: PLC0415
+
+    found = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
+                continue
+            if min(operator.inputs[:2]) < 0:
+                continue
+            data, weights = (subgraph.tensors[i] for i in operator.inputs[:2])
+            if weights.dtype.name not in ("INT4", "INT2") or weights.quantization is None:
+                continue
+            points = read_quantization_zero_points(model, subgraph.index, weights.index)
+            if not any(points):
+                continue
+            per_channel = weights.quantization.channel_count > 1
+            runs = (
+                weights.dtype.name == "INT4"
+                and per_channel
+                and set(points) <= _XNNPACK_INT4_ZERO_POINTS
+            )
+            taken = data.dtype.name == "FLOAT32" and xnnpack_qc4w.takes(weights) is True
+            delegate = ""
+            if taken and not runs:
+                delegate = (
+                    "; the XNNPACK delegate takes it and fails to prepare "
+                    f"({_xnnpack_words(points, per_channel=per_channel, tensor=weights.index)})"
+                )
+            found.append(
+                Obstacle(
+                    f"its {weights.dtype.name.lower()} filter's "
+                    + (
+                        f"zero points are not all 0 ({_points(points)})"
+                        if per_channel
+                        else f"zero point is {points[0]}, not 0"
+                    )
+                    + ": Prepare refuses it ('Unsupported filter quantization zero-point "
+                    f"value.'){delegate}",
+                    subgraph=subgraph.index,
+                    operator=operator.index,
+                    opcode=operator.opcode,
+                    fix="quantize the filter symmetrically (zero points 0)"
+                    + (", or run it with XNNPACK, which takes it" if runs else ""),
+                    builtin_prepare=runs,
+                )
+            )
+    return tuple(found)
+
+
+def _points(points: tuple[int, ...]) -> str:
+    shown = ", ".join(str(point) for point in points[:4])
+    return shown + (f", ... ({len(points)} channels)" if len(points) > 4 else "")
+
+
+def _xnnpack_words(points: tuple[int, ...], *, per_channel: bool, tensor: int) -> str:
+    """The delegate's log line for the first zero point it refuses."""
+    if per_channel:
+        channel, point = next(
+            (c, p) for c, p in enumerate(points) if p not in _XNNPACK_INT4_ZERO_POINTS
+        )
+        return (
+            f"'unsupported zero-point value ({point}) in channel {channel} of INT4 tensor {tensor}'"
+        )
+    point = points[0]
+    if not -8 <= point <= 7:
+        return f"'unsupported zero-point value ({point}) for INT4 tensor {tensor}'"
+    if point < 0:
+        return "'failed to update filter tensor FULLY_CONNECTED node'"
+    return "'failed to delegate FULLY_CONNECTED node': a kernel zero point must be 0 or 8"

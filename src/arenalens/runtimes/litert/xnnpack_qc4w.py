@@ -10,9 +10,9 @@ fully-connected-nc.c* create_fully_connected_nc and the qx8_f32_qc4w variant).
   inputs channels' otherwise), scales along dimension 0 when there are several
   (CheckTensorFilterType: expected_quantized_dimension 0); one scale becomes qint4 and is
   expanded to one per output channel (a new TfLiteFloatArray, as an int8 one's), several a
-  qcint4 value. A zero point other than 0 is not modelled (per channel GetXNNPackDatatype
-  refuses it once the delegate holds the operator; one zero point in [-8, 7] reaches
-  XNNPACK's check_kernel_zero_point_is_0_or_8).
+  qcint4 value. Taken whatever its zero points: per channel 0 or 8 run (qcint4 with the first
+  one; packed as with 0, measured), any other fails the delegate's Prepare
+  (refusals.packed_zero_point_refusals).
 * **Which GEMM**: XNNPACK's subgraph takes the unsigned (qdu8) configuration where its
   architecture ranks above the signed (qd8) one's: on AVX2 qdu8_f32_qc4w 4x8c8__avx2_madd
   (the wheel's trace on an AMD EPYC: `xnn_create_fully_connected_nc_qdu8_f32_qc4w`), on an
@@ -76,7 +76,7 @@ def per_channel_int4(model: Model | None, subgraph: Subgraph, operator: Operator
 def takes(weights: Tensor) -> bool | None:
     """Whether the delegate takes a per-channel (or one-scale) int4 FULLY_CONNECTED of float
     input: False for weights not of rank 2, an odd depth or scales along another dimension;
-    None (not modelled) for a zero point other than 0."""
+    None (not modelled) without affine scales or with a count GetXNNPackDatatype refuses."""
     if len(weights.shape) != 2 or weights.shape[1] % 2:
         return False
     quantization = weights.quantization
@@ -86,8 +86,8 @@ def takes(weights: Tensor) -> bool | None:
         return False
     if quantization.channel_count not in (1, weights.shape[0]):
         return None  # GetXNNPackDatatype refuses it after the delegate took it
-    if quantization.zero_point:
-        return None  # the first zero point (the IR keeps no more)
+    # Taken whatever its zero points (VisitFullyConnectedNode reads none): those other than 0
+    # or 8 per channel then fail the delegate's Prepare (refusals.packed_zero_point_refusals).
     return True
 
 

@@ -60,7 +60,8 @@
  * @property {HeapPart[]} parts
  * @property {string[]} notes
  * @property {HeapWay[]} [ways]  each way a model input picks (an IF's branch, a WHILE's body
- *   run or not) with its own figures; those above count the larger of each
+ *   run or not, whether a FULLY_CONNECTED unpacking an int4 filter reads zeros) with its own
+ *   figures; those above count the larger of each
  */
 
 /**
@@ -75,9 +76,10 @@
 
 /**
  * @typedef {object} WayChoice
- * @property {string} opcode  "IF" | "WHILE"
+ * @property {string} opcode  "IF" | "WHILE" | "FULLY_CONNECTED"
  * @property {number} operator  its operator index in the primary subgraph
- * @property {string} taken  "then" | "else" (IF), "runs" | "never runs" (WHILE)
+ * @property {string} taken  "then" | "else" (IF), "runs" | "never runs" (WHILE),
+ *   "an input that is not all zeros" | "all zeros" (FULLY_CONNECTED)
  */
 
 /**

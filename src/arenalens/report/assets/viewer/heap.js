@@ -73,7 +73,8 @@ function heapBlock(heap) {
 function waysTable(ways) {
   const rows = ways.map((way) => element("tr", { class: "heap-way" }, [
     element("td", { text: way.choices.map((choice) => choice.opcode + " at operator " + choice.operator + ": "
-      + (choice.opcode === "IF" ? choice.taken + " branch" : "body " + choice.taken)).join(", ")
+      + (choice.opcode === "IF" ? choice.taken + " branch"
+        : choice.opcode === "WHILE" ? "body " + choice.taken : "reads " + choice.taken)).join(", ")
       || "every input zeros" }),
     ...[way.after_setup_bytes, way.after_first_invoke_bytes, way.peak_bytes].map((bytes) =>
       element("td", { text: numberText(bytes) + " B" })),
