@@ -162,6 +162,21 @@ def test_repeated_operator_codes_are_read_once(monkeypatch: pytest.MonkeyPatch) 
     assert len(named) == len(set(named)) == len({op.opcode for op in operators}) == 8
 
 
+def test_option_tables_are_decoded_once_per_process() -> None:
+    """A scalar options table is known by its vtable's and its fields' bytes across files
+    (`opcodes._FIRST_DECODERS`): a second file with the same tables (a search loop's next
+    candidate) gets the options decoded for the first, the same read-only mappings."""
+    path = SHARED_MODELS / "tflite_micro__mobilenet_v2_quantized_1x3x224x224.tflite"
+    if not path.is_file():
+        pytest.skip(SHARED_REASON)
+    data = path.read_bytes()
+    first = load_model(data).subgraphs[0].operators
+    second = load_model(bytes(bytearray(data))).subgraphs[0].operators
+    assert [dict(op.options) for op in first] == [dict(op.options) for op in second]
+    shared = [a.opcode for a, b in zip(first, second, strict=True) if a.options is b.options]
+    assert {"CONV_2D", "DEPTHWISE_CONV_2D", "ADD"} <= set(shared)
+
+
 @pytest.mark.parametrize("custom", [False, True])
 def test_builtin_codes_read_as_in_order(custom: bool) -> None:
     """`read_builtin_codes` (each code table one unpack, repeated codes made once) gives the
