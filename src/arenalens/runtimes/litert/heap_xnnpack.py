@@ -39,7 +39,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     deconvolution,
     fingerprint_bytes,
 )
-from arenalens.runtimes.litert.xnnpack_qc4w import int4_weights
+from arenalens.runtimes.litert.xnnpack_qc4w import int4_weights, integer_int4, takes_integer
 from arenalens.runtimes.litert.xnnpack_subgraphs import only_decompositions
 
 _FLOAT = ("FLOAT32",)
@@ -172,6 +172,8 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         weights = constant_input(subgraph, operator.inputs, 1)
         if model is not None and int4_weights(subgraph, operator):
             return takes_int4(model, subgraph, operator)
+        if model is not None and integer_int4(model, subgraph, operator):
+            return takes_integer(model, subgraph, operator)  # supported_srq: qs8_qc4w
         hybrid = kind == "FLOAT32" and weights is not None and weights.dtype.name == "INT8"
         if hybrid and operator.opcode == "DEPTHWISE_CONV_2D":
             return False  # no dynamically quantized depthwise path: the builtin kernel runs it

@@ -46,6 +46,7 @@ from functools import cache
 from arenalens.ir import Operator, Subgraph
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
+    QS8_QC4W_AVX512,
     DepthwiseTile,
     GemmTile,
     XnnpackTiles,
@@ -209,6 +210,9 @@ _QB4W_AVX2 = GemmTile(mr=3, nr=8, kr=8)
 # qd8_f32_qc4w's SSE2 one: subgraph.c convert_gemm_to_qduint8; the wheel's trace on the EPYC);
 # with AVX-VNNI (Alder Lake and later) 5x8c8__avxvnni.
 _QC4W_AVX2 = GemmTile(mr=4, nr=8, kr=8)
+# On an int8 input (gemm-config.c init_qs8_qc4w_gemm_config): 7x8c8__avx2_madd, two planes (the
+# wheel's requests on the EPYC: xnnpack_qc4w); AVX-VNNI's 5x8c8 packs alike.
+_QS8_QC4W_AVX2 = GemmTile(mr=7, nr=8, kr=8)
 _AVX2_ZEN_TILES = XnnpackTiles(
     "x86-64 AVX2 + FMA3, AMD Zen",
     f32_gemm=GemmTile(mr=4, nr=16, kr=4),
@@ -220,6 +224,7 @@ _AVX2_ZEN_TILES = XnnpackTiles(
     qd8_gemm=GemmTile(mr=4, nr=8, kr=8),  # qd8_f32_qc8w 4x8c8__avx2
     qb4w_gemm=_QB4W_AVX2,
     qc4w_gemm=_QC4W_AVX2,
+    qs8_qc4w_gemm=_QS8_QC4W_AVX2,
 )
 _AVX2_TILES = XnnpackTiles(
     "x86-64 AVX2 + FMA3",
@@ -230,6 +235,7 @@ _AVX2_TILES = XnnpackTiles(
     qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
     qb4w_gemm=_QB4W_AVX2,
     qc4w_gemm=GemmTile(mr=5, nr=8, kr=8),  # AVX-VNNI's rows (5x8c8), AVX2's packing
+    qs8_qc4w_gemm=_QS8_QC4W_AVX2,
 )
 X86_64_V3 = IsaProfile(
     "x86-64-v3",
@@ -276,6 +282,7 @@ def _avx512_tiles(name: str, qd8: GemmTile, qb4w: GemmTile, qc4w: GemmTile) -> X
         qd8_gemm=qd8,
         qb4w_gemm=qb4w,
         qc4w_gemm=qc4w,
+        qs8_qc4w_gemm=QS8_QC4W_AVX512,
     )
 
 
@@ -320,6 +327,7 @@ X86_64_V2 = IsaProfile(
             f32_depthwise=_F32_DW_SSE,
             qs8_depthwise=DepthwiseTile(8, (3, 9, 25)),
             qc4w_gemm=GemmTile(mr=5, nr=4, kr=8),  # qdu8_f32_qc4w 5x4c8__ssse3_madd
+            qs8_qc4w_gemm=GemmTile(mr=5, nr=4, kr=8),  # qs8_qc4w 5x4c8__ssse3_madd
         ),
     ),
     # Without AVX2 ruy runs its portable path (1 × 1 layout): AVX2's counts err high.

@@ -290,7 +290,8 @@ def external_tensors(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[i
 
 def int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
-    (supported_srq) and the dynamically quantized (hybrid) one, a convolution's too."""
+    (supported_srq, int8 or int4 weights: xnnpack_qc4w) and the dynamically quantized (hybrid)
+    one, a convolution's too."""
     if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator):
         return True
     pair = data_and_weights(subgraph, operator)
@@ -298,7 +299,7 @@ def int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
         operator.opcode == "FULLY_CONNECTED"
         and pair is not None
         and pair[0].dtype.name == "INT8"
-        and pair[1].dtype.name == "INT8"
+        and pair[1].dtype.name in ("INT8", "INT4")
     )
 
 

@@ -80,6 +80,10 @@ class XnnpackTiles:
     # convert_gemm_to_qduint8 picks; kr before its two planes); None: not named, its packing
     # keeps the bound and its input's packing the 8-bit hybrid GEMM's rows (an estimate).
     qc4w_gemm: GemmTile | None = None
+    # The int4 per-channel GEMM on an int8 input (gemm-config.c init_qs8_qc4w_gemm_config: the
+    # delegate's supported_srq path; kr before its planes); None: not named, its packing keeps
+    # the bound.
+    qs8_qc4w_gemm: GemmTile | None = None
 
 
 # x86-64 with AVX-512 (skx), VNNI and AMX-INT8 (the measuring machine: tests/data/
@@ -95,7 +99,12 @@ HOST_TILES = XnnpackTiles(
     qs8_depthwise=DepthwiseTile(32, (3, 9, 25)),
     heuristic_rows=True,
     qc4w_gemm=GemmTile(mr=16, nr=64, kr=4),  # qd8_f32_qc4w 16x64c4__avx512amx
+    qs8_qc4w_gemm=GemmTile(mr=7, nr=16, kr=8),  # see QS8_QC4W_AVX512
 )
+# The qs8_qc4w GEMMs gemm-config.c names with AVX-512 (init_qs8_qc4w_gemm_config): 7x16c8 with
+# VNNI + GFNI (two planes), 8x16c8 with VNNI (one plane: packs less), 7x16c8 with SKX, 7x8c8
+# with AVX256 VNNI or SKX (fewer channels): 16 channels of a depth unrolled to 16 pack the most.
+QS8_QC4W_AVX512 = HOST_TILES.qs8_qc4w_gemm
 
 WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 
@@ -221,6 +230,12 @@ def packed_weights_request(
     data = subgraph.tensors[operator.inputs[0]] if operator.inputs[0] >= 0 else None
     if data is not None and data.dtype.name == "FLOAT32" and convolution.kind == "INT8":
         return hybrid_weights_request(operator, convolution, tiles)
+    if convolution.kind == "INT4" and data is not None and data.dtype.name == "INT8":
+        tile = tiles.qs8_qc4w_gemm
+        if tile is None or xnnpack_qc4w.integer_int4(model, subgraph, operator) is None:
+            return None  # not named for this ISA, or blockwise: the bound
+        depth, channels = convolution.group_input_channels, convolution.group_output_channels
+        return xnnpack_qc4w.packed_request(channels, depth, tile.nr, tile.kr, integer=True)
     if convolution.kind == "INT4":
         blocks = xnnpack_blockwise.packed_request(model, subgraph, operator)
         if blocks is not None or xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is None:

@@ -28,6 +28,16 @@ fully-connected-nc.c* create_fully_connected_nc and the qx8_f32_qc4w variant).
 
 The ISAs whose qc4w configuration is not named here (arm64: XNNPACK may take KleidiAI's qp8
 GEMM there, packed its own way) keep the bound for the packing.
+
+**On an int8 input** (the delegate's `supported_srq`: int8 input and output, int4 filter) the
+same checks take it (rank 2, even depth, scales along dimension 0, one scale expanded to one
+per channel), and XNNPACK runs a static-quantized GEMM (fully-connected-nc.c
+xnn_create_fully_connected_nc_qs8_qc4w, gemm-config.c init_qs8_qc4w_gemm_config: AVX2 7x8c8,
+two planes): no input is quantized at run time (no workspace), and each output channel packs
+its depth to kr × planes nibbles, an int32 bias and one float scale (qs8_qc4w_variant's
+`extra_weights_bytes`: sizeof(float)): 256 channels of depth 256 on the EPYC are 256 × (128 +
+8) = 34,816 B, the wheel's request (held17b_int4_6). Blockwise int4 weights on an int8 input
+are not modelled.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ WORKSPACE_ESTIMATE = (
 )
 _BIAS_BYTES = 4  # a float bias per output channel
 _EXTRA_BYTES = 8  # qx8_f32_qc4w_variant.extra_weights_bytes: sizeof(float) * 2
+_INTEGER_EXTRA_BYTES = 4  # qs8_qc4w_variant.extra_weights_bytes: sizeof(float), the scale
 
 
 def int4_weights(subgraph: Subgraph, operator: Operator) -> Tensor | None:
@@ -60,6 +71,37 @@ def int4_weights(subgraph: Subgraph, operator: Operator) -> Tensor | None:
     if data.dtype.name != "FLOAT32" or weights.dtype.name != "INT4" or not weights.has_data:
         return None
     return weights
+
+
+def integer_int4(model: Model | None, subgraph: Subgraph, operator: Operator) -> Tensor | None:
+    """The constant int4 weights of a FULLY_CONNECTED with an int8 input whose quantization is
+    affine (one scale, or one per channel), not blockwise; else None."""
+    if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
+        return None
+    if min(operator.inputs[:2]) < 0:
+        return None
+    data, weights = (subgraph.tensors[index] for index in operator.inputs[:2])
+    if data.dtype.name != "INT8" or weights.dtype.name != "INT4" or not weights.has_data:
+        return None
+    if weights.quantization is None:
+        return None
+    if model is not None and blockwise.blockwise(model, subgraph.index, weights.index):
+        return None
+    return weights
+
+
+def takes_integer(model: Model, subgraph: Subgraph, operator: Operator) -> bool | None:
+    """Whether the delegate takes an int4 FULLY_CONNECTED of int8 input (supported_srq): an
+    int8 output (input and output types alike), then the float path's filter checks; None
+    (not modelled) for blockwise weights."""
+    weights = integer_int4(model, subgraph, operator)
+    if weights is None:
+        return None
+    if not operator.outputs or operator.outputs[0] < 0:
+        return False
+    if subgraph.tensors[operator.outputs[0]].dtype.name != "INT8":
+        return False  # 'unsupported mixed types in FULLY_CONNECTED operator'
+    return takes(weights)
 
 
 def per_channel_int4(model: Model | None, subgraph: Subgraph, operator: Operator) -> Tensor | None:
@@ -91,19 +133,23 @@ def takes(weights: Tensor) -> bool | None:
     return True
 
 
-def channel_bytes(depth: int, kr: int) -> int:
-    """One output channel's packed bytes: its depth to kr × planes nibbles, a float bias and
-    the variant's two floats."""
+def channel_bytes(depth: int, kr: int, *, integer: bool = False) -> int:
+    """One output channel's packed bytes: its depth to kr × planes nibbles, a bias (float, or
+    int32 on an int8 input: 4 B either way) and the variant's extras (two floats; one scale on
+    an int8 input)."""
     unroll = kr * PLANES
-    return -(-depth // unroll) * unroll // 2 + _BIAS_BYTES + _EXTRA_BYTES
+    extra = _INTEGER_EXTRA_BYTES if integer else _EXTRA_BYTES
+    return -(-depth // unroll) * unroll // 2 + _BIAS_BYTES + extra
 
 
-def packed_request(output_channels: int, depth: int, nr: int, kr: int) -> int:
+def packed_request(
+    output_channels: int, depth: int, nr: int, kr: int, *, integer: bool = False
+) -> int:
     """Bytes XNNPACK asks for to pack a qc4w GEMM's weights with output-channel tile `nr` and
     depth unroll `kr` (sr 1): channels to nr, each its depth to kr × planes nibbles, a bias
-    and two floats, the whole rounded to 64."""
+    and the variant's extras, the whole rounded to 64 (`integer`: the qs8_qc4w GEMM's)."""
     columns = -(-output_channels // nr) * nr
-    return -(-columns * channel_bytes(depth, kr) // 64) * 64
+    return -(-columns * channel_bytes(depth, kr, integer=integer) // 64) * 64
 
 
 def fingerprint_type(subgraph: Subgraph, operator: Operator, kind: str) -> str:
