@@ -51,6 +51,8 @@ from tests.litert_int4_cases import NAMES as INT4_NAMES
 from tests.litert_int4_cases import ZERO_NAMES as INT4_ZERO_NAMES
 from tests.litert_int4_cases import ZERO_POINT_NAMES as INT4_ZERO_POINT_NAMES
 from tests.litert_int4_cases import int4_case, int4_zero_case, int4_zero_point_case
+from tests.litert_qs8qc4w17_cases import NAMES as QS8QC4W17_NAMES
+from tests.litert_qs8qc4w17_cases import qs8qc4w17_case
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
@@ -338,6 +340,9 @@ HELD_OUT = (
     *((name, "int4z17", n) for n, name in enumerate(INT4_ZERO_NAMES, 1)),
     *((name, "int4zp17", n) for n, name in enumerate(INT4_ZERO_POINT_NAMES, 1)),
 )
+# int4 per-channel FULLY_CONNECTEDs on int8 input under XNNPACK (qs8_qc4w), drawn after that
+# GEMM was replayed (tests/litert_qs8qc4w17_cases.py).
+HELD_OUT = (*HELD_OUT, *QS8QC4W17_NAMES)
 
 
 def kernel_case(name: str) -> bytes:
@@ -378,6 +383,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return sixteen_case(seed)
     if family == "integer_int4":
         return integer_int4_case(seed)
+    if family == "qs8qc4w":
+        return qs8qc4w17_case(seed)
     if family == "int4pc16":
         return int4_case(seed)
     if family == "int4z17":

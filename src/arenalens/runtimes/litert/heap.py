@@ -617,8 +617,8 @@ def xnnpack_unsized(model: Model) -> tuple[str, ...]:
 
 def _unreplayed_note(model: Model) -> tuple[str, ...]:
     """Why the delegate's parts are bounds where its partition is not replayed: the operators
-    it may take whose acceptance is not modelled (e.g. an int4 FULLY_CONNECTED on int8
-    activations, held17_int4_1: 1.57-1.65x)."""
+    it may take whose acceptance is not modelled (e.g. a FULLY_CONNECTED whose weights are
+    computed at run time, or blockwise int4 weights on int8 activations)."""
     found = sorted(
         {
             opcode

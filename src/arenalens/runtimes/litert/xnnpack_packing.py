@@ -231,11 +231,11 @@ def packed_weights_request(
     if data is not None and data.dtype.name == "FLOAT32" and convolution.kind == "INT8":
         return hybrid_weights_request(operator, convolution, tiles)
     if convolution.kind == "INT4" and data is not None and data.dtype.name == "INT8":
-        tile = tiles.qs8_qc4w_gemm
-        if tile is None or xnnpack_qc4w.integer_int4(model, subgraph, operator) is None:
+        qs8 = tiles.qs8_qc4w_gemm
+        if qs8 is None or xnnpack_qc4w.integer_int4(model, subgraph, operator) is None:
             return None  # not named for this ISA, or blockwise: the bound
         depth, channels = convolution.group_input_channels, convolution.group_output_channels
-        return xnnpack_qc4w.packed_request(channels, depth, tile.nr, tile.kr, integer=True)
+        return xnnpack_qc4w.packed_request(channels, depth, qs8.nr, qs8.kr, integer=True)
     if convolution.kind == "INT4":
         blocks = xnnpack_blockwise.packed_request(model, subgraph, operator)
         if blocks is not None or xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is None:
