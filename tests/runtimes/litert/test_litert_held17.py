@@ -108,7 +108,7 @@ THREADED: dict[str, Any] = json.loads(THREADS_DATA.read_text())
 @pytest.mark.parametrize("name", [name for name, _ in SAMPLE])
 def test_two_threads_are_never_under(name: str, tmp_path: Path) -> None:
     """At 2 threads (`python -m tests.litert_held17 --threads`; every model's figures cached,
-    none under: builtin 1.0000-1.033x, XNNPACK to 1.79x where the int4 bound is), a sample."""
+    none under: builtin 1.0000-1.033x, XNNPACK 1.0001-1.029x), a sample."""
     assert THREADED["command"] == THREADS_COMMAND
     analysis = _analysis(name, tmp_path)
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
