@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from flatbuffers import flexbuffers
@@ -184,6 +185,59 @@ def convolution(opcode: str, bias: str, dtype: str = "FLOAT32") -> bytes:
     return _single(build)
 
 
+def filter_zero_points(
+    opcode: str, dtype: str, points: int | tuple[int, ...], filter_dtype: str = ""
+) -> bytes:
+    """CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV (a [1, 5, 5, 4] input, 3x3 SAME) or
+    FULLY_CONNECTED (a [2, 8] input, 4 units) of a `dtype` input whose constant filter
+    (`filter_dtype`, the input's by default; INT8 under INT16 or FLOAT32 input; INT4 packed)
+    has zero point `points`: one int per tensor, a tuple one per output channel."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        weights_type = filter_dtype or ("INT8" if dtype in ("INT16", "FLOAT32") else dtype)
+        io = None if dtype == "FLOAT32" else quantization(0.5, 0 if dtype != "UINT8" else 128)
+        dense = opcode == "FULLY_CONNECTED"
+        x = g.add_tensor("x", [2, 8] if dense else [1, 5, 5, 4], dtype, quantization=io)
+        shape = {"FULLY_CONNECTED": (4, 8), "DEPTHWISE_CONV_2D": (1, 3, 3, 4)}.get(
+            opcode, (4, 3, 3, 4)
+        )
+        axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
+        scales = (0.25, 0.125, 0.25, 0.5) if isinstance(points, tuple) else 0.25
+        spec = quantization(scales, points, axis=axis)
+        values = (np.arange(np.prod(shape)).reshape(shape) % 5 - 2).astype(np.int8)
+        if weights_type == "INT4":
+            flat = values.reshape(-1)
+            packed = ((flat[1::2] & 0x0F) << 4 | (flat[0::2] & 0x0F)).astype(np.uint8)
+            w = g.add_tensor("w", list(shape), "INT4", data=packed.tobytes(), quantization=spec)
+        else:
+            stored = (
+                (values.astype(np.int16) + 128).astype(np.uint8)
+                if weights_type == "UINT8"
+                else values
+            )
+            w = g.add_constant("w", stored, weights_type, quantization=spec)
+        # The bias's scales are the input's times the filter's, as XNNPACK requires.
+        bias_spec = quantization(np.multiply(0.5, scales))
+        if dtype == "FLOAT32":
+            b = g.add_constant("b", np.zeros(4, np.float32))
+        elif dtype == "INT16":
+            b = g.add_constant("b", np.zeros(4, np.int64), "INT64", quantization=bias_spec)
+        else:
+            b = g.add_constant("b", np.zeros(4, np.int32), "INT32", quantization=bias_spec)
+        y = g.add_tensor("y", [2, 4] if dense else [1, 5, 5, 4], dtype, quantization=io)
+        options: dict[str, object] = {} if dense else {"padding": "SAME"}
+        inputs = [x, w, b]
+        if opcode == "DEPTHWISE_CONV_2D":
+            options["depth_multiplier"] = 1
+        if opcode == "TRANSPOSE_CONV":
+            inputs = [g.add_constant("shape", np.array([1, 5, 5, 4], np.int32)), w, x, b]
+            options.update(stride_h=1, stride_w=1)
+        g.add_operator(opcode, inputs, [y], options=options)
+        return [x], [y]
+
+    return _single(build)
+
+
 def int4_blockwise(
     channels: int, depth: int, scales_per_channel: int, block: int, scale_dtype: str = "FLOAT16"
 ) -> bytes:
@@ -231,6 +285,33 @@ def attention_heads(heads: int, key_heads: int) -> bytes:
         return [query, key, value], [out]
 
     return _single(build)
+
+
+# Filters with a zero point other than 0 (conv.cc's Prepare check and its absence elsewhere),
+# with their zero-point-0 twins: (opcode, input type, zero points, filter type).
+ZERO_POINTS: dict[str, tuple[Any, ...]] = {
+    "conv_int8_ok": ("CONV_2D", "INT8", (0, 0, 0, 0)),
+    "conv_int8_tensor_ok": ("CONV_2D", "INT8", 0),
+    "conv_int8_tensor": ("CONV_2D", "INT8", 3),
+    "conv_int8_channel": ("CONV_2D", "INT8", (0, 0, 1, 0)),
+    "conv_int16_ok": ("CONV_2D", "INT16", 0),
+    "conv_int16": ("CONV_2D", "INT16", (0, -2, 0, 0)),
+    "conv_int4_ok": ("CONV_2D", "INT8", 0, "INT4"),
+    "conv_int4": ("CONV_2D", "INT8", 1, "INT4"),
+    "conv_uint8": ("CONV_2D", "UINT8", 100),
+    "depthwise_int16": ("DEPTHWISE_CONV_2D", "INT16", 2),
+    "dense_int8": ("FULLY_CONNECTED", "INT8", 3),
+    "transpose_int8": ("TRANSPOSE_CONV", "INT8", 3),
+}
+# Measured, not modelled yet: per-channel int8 filters with a non-zero zero point that the
+# builtin kernels run and the XNNPACK delegate takes and refuses ('unsupported zero-point value
+# (Z) in channel C of INT8 tensor T': GetXNNPackDatatype's kTfLiteInt8 per-channel check).
+XNNPACK_ZERO_POINTS: dict[str, tuple[Any, ...]] = {
+    "conv_hybrid": ("CONV_2D", "FLOAT32", (0, 3, 0, 0)),
+    "depthwise_int8": ("DEPTHWISE_CONV_2D", "INT8", (0, 1, 0, 0)),
+    "dense_int8_channel": ("FULLY_CONNECTED", "INT8", (0, 1, 0, 0)),
+    "transpose_int8_channel": ("TRANSPOSE_CONV", "INT8", (0, 0, 1, 0)),
+}
 
 
 CASES: dict[str, Callable[[], bytes]] = {
@@ -288,6 +369,10 @@ CASES: dict[str, Callable[[], bytes]] = {
     "attention_heads_3_over_2": lambda: attention_heads(3, 2),
     "attention_heads_4_over_3": lambda: attention_heads(4, 3),
     "attention_heads_6_over_4": lambda: attention_heads(6, 4),
+    **{
+        f"zp_{name}": (lambda spec=spec: filter_zero_points(*spec))
+        for name, spec in ZERO_POINTS.items()
+    },  # type: ignore[misc]
 }
 
 _CHILD = """
@@ -389,7 +474,21 @@ WHEEL: dict[str, tuple[str, str]] = {
     "attention_heads_3_over_2": ("setup", "setup"),
     "attention_heads_4_over_3": ("setup", "setup"),
     "attention_heads_6_over_4": ("setup", "setup"),
+    "zp_conv_int8_ok": ("runs", "runs"),
+    "zp_conv_int8_tensor_ok": ("runs", "runs"),
+    "zp_conv_int8_tensor": ("setup", "setup"),
+    "zp_conv_int8_channel": ("setup", "setup"),
+    "zp_conv_int16_ok": ("runs", "runs"),
+    "zp_conv_int16": ("setup", "setup"),
+    "zp_conv_int4_ok": ("runs", "runs"),
+    "zp_conv_int4": ("setup", "setup"),
+    "zp_conv_uint8": ("runs", "runs"),
+    "zp_depthwise_int16": ("runs", "runs"),
+    "zp_dense_int8": ("runs", "runs"),
+    "zp_transpose_int8": ("runs", "runs"),
 }
+# The same wheel on XNNPACK_ZERO_POINTS (builtin, XNNPACK): every one ('runs', 'setup').
+XNNPACK_ZERO_POINT_WHEEL = dict.fromkeys(XNNPACK_ZERO_POINTS, ("runs", "setup"))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,14 @@ repositories' test models (litert/test/testdata) and derived from the kernels' s
 - FULLY_CONNECTED with int16 input and output (fully_connected.cc Prepare, 16x8): both zero
   points 0 (held17c_16x8_2, _3 and _10: an output zero point of 3, refused by the wheel).
 
+- CONV_2D with an int8 or int16 input (conv.cc Prepare): every filter zero point 0, per
+  tensor or in any channel, whatever the filter's type (int8, int4). DEPTHWISE_CONV_2D,
+  TRANSPOSE_CONV and an int8 FULLY_CONNECTED have no such check (an int4 or int2
+  FULLY_CONNECTED's is refusals.packed_zero_point_refusals'). Under XNNPACK it fails too: the
+  delegate leaves int16 and int4-filter ones to the builtin kernel and refuses the int8 ones it
+  takes ('failed to delegate CONV_2D node', or 'unsupported zero-point value (Z) in channel C
+  of INT8 tensor T'); measured on the 2.3.0 wheel (tests/litert_refusal_cases zp_*).
+
 - CONV_2D (conv.cc Prepare): a bias tensor, always ('TF_LITE_ENSURE(context, has_bias)'; an
   omitted optional bias, -1, fails GetInputSafe: 'Tensor at index 2 was optional but was
   expected'). DEPTHWISE_CONV_2D (depthwise_conv.cc): an omitted bias of three inputs fails
@@ -93,6 +101,9 @@ def _refusal(model: Model, subgraph: Subgraph, index: int) -> tuple[str, str, st
         return None
     options = operator.options or {}
     opcode = operator.opcode
+    if opcode == "CONV_2D" and len(tensors) > 1 and tensors[1] is not None:
+        refusal = _missing_bias(opcode, operator.inputs)
+        return refusal or _filter_zero_points(model, subgraph.index, tensors[0], tensors[1])
     if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         return _missing_bias(opcode, operator.inputs)
     if opcode == "SQUEEZE":
@@ -128,6 +139,32 @@ def _missing_bias(opcode: str, inputs: tuple[int, ...]) -> tuple[str, str, str] 
         "invoke() crashes the process",
         "invoke",
         fix,
+    )
+
+
+def _filter_zero_points(
+    model: Model, subgraph: int, source: Tensor, weights: Tensor
+) -> tuple[str, str, str] | None:
+    """conv.cc Prepare: under an int8 or int16 input every filter zero point is 0 (per tensor
+    or per channel, whatever the filter's type: int8, int4)."""
+    if source.dtype.name not in ("INT8", "INT16") or weights.quantization is None:
+        return None
+    if weights.quantization.channel_count > 1:
+        from arenalens.tflite.reader import read_quantization_zero_points  # noqa: PLC0415
+
+        points = read_quantization_zero_points(model, subgraph, weights.index)
+    else:
+        points = (weights.quantization.zero_point or 0,)
+    channel, point = next(((c, p) for c, p in enumerate(points) if p), (0, 0))
+    if not point:
+        return None
+    where = f" in channel {channel}" if len(points) > 1 else ""
+    return (
+        f"its {weights.dtype.name.lower()} filter has zero point {point}{where}: under an "
+        f"{source.dtype.name.lower()} input Prepare requires every filter zero point to be 0 "
+        f"('affine_quantization->zero_point->data[i] != 0 ({point} != 0)')",
+        "setup",
+        "quantize the filter symmetrically (zero points 0), as the converter does",
     )
 
 
