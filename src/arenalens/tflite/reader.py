@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -377,6 +378,24 @@ def read_quantization_zero_points(model: Model, subgraph: int, tensor: int) -> t
     """Model + (subgraph, tensor) → every quantization zero point of that tensor (the IR keeps
     the first)."""
     return _quantization_vector(model, subgraph, tensor, _QuantizationSlots.ZERO_POINT, "q")
+
+
+def read_quantization_zero_points_of(
+    model: Model, subgraph: int, tensors: Sequence[int]
+) -> tuple[tuple[int, ...], ...]:
+    """read_quantization_zero_points of several tensors of one subgraph, reaching the subgraph
+    once (a check reads every per-channel convolution filter's)."""
+    fb_subgraph = _Parser(model.data, model.source).root().table_at(_ModelSlots.SUBGRAPHS, subgraph)
+    found = []
+    for tensor in tensors:
+        quantization = fb_subgraph.table_at(_SubgraphSlots.TENSORS, tensor).table(
+            _TensorSlots.QUANTIZATION
+        )
+        data, length = (
+            quantization.vector(_QuantizationSlots.ZERO_POINT, 8) if quantization else (0, 0)
+        )
+        found.append(struct.unpack_from(f"<{length}q", model.data, data) if length else ())
+    return tuple(found)
 
 
 def _quantization_vector(

@@ -47,7 +47,7 @@ def test_the_refusal_names_the_channel_and_the_check() -> None:
     (refusal,) = prepare_refusals(model)
     assert (refusal.opcode, refusal.phase, refusal.builtin_prepare) == ("CONV_2D", "setup", False)
     assert "int8 filter has zero point 1 in channel 2" in refusal.reason
-    assert "'affine_quantization->zero_point->data[i] != 0 (1 != 0)'" in refusal.reason
+    assert "'affine_quantization->zero_point->data[i] != 0'" in refusal.reason
     model = parse_model(filter_zero_points("CONV_2D", "INT8", 1, "INT4"), "conv")
     (refusal,) = prepare_refusals(model)
     assert "int4 filter has zero point 1:" in refusal.reason

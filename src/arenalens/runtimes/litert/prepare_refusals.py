@@ -57,6 +57,7 @@ _CHECKED = frozenset({"SQUEEZE", "RESHAPE", "EXPAND_DIMS", "GATHER", "ADD", "SUB
                       "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})  # fmt: skip
 _SQUEEZE_MAX_RANK = 8
 _EIGHT_BIT = frozenset({"INT8", "UINT8"})
+_CONV_ZERO = frozenset({"INT8", "INT16"})  # conv.cc: inputs whose filters' zero points are 0
 _ADD_LEFT_SHIFT = 20  # add.cc / sub.cc: 8-bit inputs are shifted left by 20 bits
 _POSITION_WIDTHS = {"INT16": 2, "INT32": 4, "INT64": 8}
 _ABORTS = "the process aborts (SIGABRT) in allocate_tensors()"
@@ -71,10 +72,11 @@ def prepare_refusals(model: Model) -> tuple[Obstacle, ...]:
     """Every operator of `model` one of these checks refuses, in model order."""
     found: list[Obstacle] = []
     for subgraph in model.subgraphs:
+        filter_points = _conv_filter_zero_points(model, subgraph)
         for operator in subgraph.operators:
             if operator.opcode not in _CHECKED:
                 continue
-            refusal = _refusal(model, subgraph, operator.index)
+            refusal = _refusal(model, subgraph, operator.index, filter_points)
             if refusal is None:
                 continue
             reason, phase, fix = refusal
@@ -92,7 +94,9 @@ def prepare_refusals(model: Model) -> tuple[Obstacle, ...]:
     return tuple(found)
 
 
-def _refusal(model: Model, subgraph: Subgraph, index: int) -> tuple[str, str, str] | None:
+def _refusal(
+    model: Model, subgraph: Subgraph, index: int, filter_points: Mapping[int, tuple[int, ...]]
+) -> tuple[str, str, str] | None:
     """(reason, phase, fix) when the operator's kernel refuses it, else None."""
     operator = subgraph.operators[index]
     tensors = [subgraph.tensors[i] if i >= 0 else None for i in operator.inputs]
@@ -101,9 +105,9 @@ def _refusal(model: Model, subgraph: Subgraph, index: int) -> tuple[str, str, st
         return None
     options = operator.options or {}
     opcode = operator.opcode
-    if opcode == "CONV_2D" and len(tensors) > 1 and tensors[1] is not None:
+    if opcode == "CONV_2D" and index in filter_points:
         refusal = _missing_bias(opcode, operator.inputs)
-        return refusal or _filter_zero_points(model, subgraph.index, tensors[0], tensors[1])
+        return refusal or _filter_zero_points(tensors[0], tensors[1], filter_points[index])
     if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         return _missing_bias(opcode, operator.inputs)
     if opcode == "SQUEEZE":
@@ -142,27 +146,47 @@ def _missing_bias(opcode: str, inputs: tuple[int, ...]) -> tuple[str, str, str] 
     )
 
 
+def _conv_filter_zero_points(model: Model, subgraph: Subgraph) -> dict[int, tuple[int, ...]]:
+    """Operator index -> its filter's zero points, for each CONV_2D of an int8 or int16 input
+    and a quantized filter (the per-channel ones read from the file in one pass)."""
+    found: dict[int, tuple[int, ...]] = {}
+    per_channel: list[tuple[int, int]] = []
+    for operator in subgraph.operators:
+        inputs = operator.inputs
+        if operator.opcode != "CONV_2D" or len(inputs) < 2 or min(inputs[:2]) < 0:
+            continue
+        weights = subgraph.tensors[inputs[1]]
+        quantization = weights.quantization
+        if quantization is None or subgraph.tensors[inputs[0]].dtype.name not in _CONV_ZERO:
+            continue
+        if quantization.channel_count > 1:
+            per_channel.append((operator.index, weights.index))
+        else:
+            found[operator.index] = (quantization.zero_point or 0,)
+    if per_channel:
+        from arenalens.tflite.reader import read_quantization_zero_points_of  # noqa: PLC0415
+
+        tensors = [tensor for _, tensor in per_channel]
+        points = read_quantization_zero_points_of(model, subgraph.index, tensors)
+        found.update(zip((index for index, _ in per_channel), points, strict=True))
+    return found
+
+
 def _filter_zero_points(
-    model: Model, subgraph: int, source: Tensor, weights: Tensor
+    source: Tensor, weights: Tensor | None, points: tuple[int, ...]
 ) -> tuple[str, str, str] | None:
     """conv.cc Prepare: under an int8 or int16 input every filter zero point is 0 (per tensor
     or per channel, whatever the filter's type: int8, int4)."""
-    if source.dtype.name not in ("INT8", "INT16") or weights.quantization is None:
-        return None
-    if weights.quantization.channel_count > 1:
-        from arenalens.tflite.reader import read_quantization_zero_points  # noqa: PLC0415
-
-        points = read_quantization_zero_points(model, subgraph, weights.index)
-    else:
-        points = (weights.quantization.zero_point or 0,)
     channel, point = next(((c, p) for c, p in enumerate(points) if p), (0, 0))
+    if not point or weights is None:
+        return None
     if not point:
         return None
     where = f" in channel {channel}" if len(points) > 1 else ""
     return (
         f"its {weights.dtype.name.lower()} filter has zero point {point}{where}: under an "
         f"{source.dtype.name.lower()} input Prepare requires every filter zero point to be 0 "
-        f"('affine_quantization->zero_point->data[i] != 0 ({point} != 0)')",
+        "('affine_quantization->zero_point->data[i] != 0')",
         "setup",
         "quantize the filter symmetrically (zero points 0), as the converter does",
     )
