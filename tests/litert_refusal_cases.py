@@ -238,6 +238,49 @@ def filter_zero_points(
     return _single(build)
 
 
+def bias_scale(
+    opcode: str, dtype: str, bias: float, filter_scale: float | tuple[float, ...] = 0.25
+) -> bytes:
+    """CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV (a [1, 5, 5, 4] input, 3x3 SAME) or
+    FULLY_CONNECTED (a [2, 8] input, 4 units) of a `dtype` input (scale 0.5) and output (scale
+    1.0) whose filter (the input's type; INT8 under INT16) has scale `filter_scale` (a tuple:
+    one per output channel) and whose bias has scale `bias` (input x filter is 0.125 per
+    tensor)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        point = 128 if dtype == "UINT8" else 0
+        dense = opcode == "FULLY_CONNECTED"
+        x = g.add_tensor("x", [2, 8] if dense else [1, 5, 5, 4], dtype,
+                         quantization=quantization(0.5, point))  # fmt: skip
+        shape = {"FULLY_CONNECTED": (4, 8), "DEPTHWISE_CONV_2D": (1, 3, 3, 4)}.get(
+            opcode, (4, 3, 3, 4)
+        )
+        axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
+        values = (np.arange(np.prod(shape)).reshape(shape) % 5 - 2).astype(np.int8)
+        if dtype == "UINT8":
+            w = g.add_constant("w", (values.astype(np.int16) + 128).astype(np.uint8), "UINT8",
+                               quantization=quantization(filter_scale, 128))  # fmt: skip
+        else:
+            spec = quantization(filter_scale, 0, axis=axis)
+            w = g.add_constant("w", values, "INT8", quantization=spec)
+        wide = dtype == "INT16"
+        kind = ("INT64", np.int64) if wide else ("INT32", np.int32)
+        b = g.add_constant("b", np.zeros(4, kind[1]), kind[0], quantization=quantization(bias))
+        y = g.add_tensor("y", [2, 4] if dense else [1, 5, 5, 4], dtype,
+                         quantization=quantization(1.0, point))  # fmt: skip
+        options: dict[str, object] = {} if dense else {"padding": "SAME"}
+        inputs = [x, w, b]
+        if opcode == "DEPTHWISE_CONV_2D":
+            options["depth_multiplier"] = 1
+        if opcode == "TRANSPOSE_CONV":
+            inputs = [g.add_constant("shape", np.array([1, 5, 5, 4], np.int32)), w, x, b]
+            options.update(stride_h=1, stride_w=1)
+        g.add_operator(opcode, inputs, [y], options=options)
+        return [x], [y]
+
+    return _single(build)
+
+
 def int4_blockwise(
     channels: int, depth: int, scales_per_channel: int, block: int, scale_dtype: str = "FLOAT16"
 ) -> bytes:
@@ -313,6 +356,30 @@ XNNPACK_ZERO_POINTS: dict[str, tuple[Any, ...]] = {
     "transpose_int8_channel": ("TRANSPOSE_CONV", "INT8", (0, 0, 1, 0)),
 }
 
+# A bias scale off input scale x filter scale (0.125) by more than 2% of the output scale (1.0)
+# where GetQuantizedConvolutionMultipler checks it, and its twins: (opcode, input type, bias
+# scale, filter scale).
+BIAS_SCALES: dict[str, tuple[Any, ...]] = {
+    "dense_int8_ok": ("FULLY_CONNECTED", "INT8", 0.125),
+    "dense_int8_near": ("FULLY_CONNECTED", "INT8", 0.14),
+    "dense_int8": ("FULLY_CONNECTED", "INT8", 0.1),
+    "dense_int8_high": ("FULLY_CONNECTED", "INT8", 0.25),
+    "dense_uint8_ok": ("FULLY_CONNECTED", "UINT8", 0.125),
+    "dense_uint8": ("FULLY_CONNECTED", "UINT8", 0.1),
+    "dense_int16_ok": ("FULLY_CONNECTED", "INT16", 0.125),
+    "dense_int16": ("FULLY_CONNECTED", "INT16", 0.1),
+    "dense_int8_channel": ("FULLY_CONNECTED", "INT8", 0.1, (0.25, 0.25, 0.25, 0.25)),
+    "conv_int8": ("CONV_2D", "INT8", 0.1),
+    "conv_uint8_ok": ("CONV_2D", "UINT8", 0.125),
+    "conv_uint8": ("CONV_2D", "UINT8", 0.1),
+    "depthwise_int8": ("DEPTHWISE_CONV_2D", "INT8", 0.1),
+    "depthwise_uint8_ok": ("DEPTHWISE_CONV_2D", "UINT8", 0.125),
+    "depthwise_uint8": ("DEPTHWISE_CONV_2D", "UINT8", 0.1),
+    "transpose_int8": ("TRANSPOSE_CONV", "INT8", 0.1),
+    "transpose_uint8_ok": ("TRANSPOSE_CONV", "UINT8", 0.125),
+    "transpose_uint8": ("TRANSPOSE_CONV", "UINT8", 0.1),
+}
+
 
 CASES: dict[str, Callable[[], bytes]] = {
     "squeeze_ok": lambda: squeeze((1, 3, 1), (0, 2)),
@@ -373,6 +440,7 @@ CASES: dict[str, Callable[[], bytes]] = {
         f"zp_{name}": (lambda spec=spec: filter_zero_points(*spec))
         for name, spec in ZERO_POINTS.items()
     },  # type: ignore[misc]
+    **{f"bias_{name}": (lambda spec=spec: bias_scale(*spec)) for name, spec in BIAS_SCALES.items()},  # type: ignore[misc]
 }
 
 _CHILD = """
@@ -486,6 +554,24 @@ WHEEL: dict[str, tuple[str, str]] = {
     "zp_depthwise_int16": ("runs", "runs"),
     "zp_dense_int8": ("runs", "runs"),
     "zp_transpose_int8": ("runs", "runs"),
+    "bias_dense_int8_ok": ("runs", "runs"),
+    "bias_dense_int8_near": ("runs", "runs"),
+    "bias_dense_int8": ("setup", "runs"),
+    "bias_dense_int8_high": ("setup", "runs"),
+    "bias_dense_uint8_ok": ("runs", "runs"),
+    "bias_dense_uint8": ("setup", "runs"),
+    "bias_dense_int16_ok": ("runs", "runs"),
+    "bias_dense_int16": ("setup", "setup"),
+    "bias_dense_int8_channel": ("runs", "runs"),
+    "bias_conv_int8": ("runs", "runs"),
+    "bias_conv_uint8_ok": ("runs", "runs"),
+    "bias_conv_uint8": ("setup", "runs"),
+    "bias_depthwise_int8": ("runs", "runs"),
+    "bias_depthwise_uint8_ok": ("runs", "runs"),
+    "bias_depthwise_uint8": ("setup", "runs"),
+    "bias_transpose_int8": ("runs", "runs"),
+    "bias_transpose_uint8_ok": ("runs", "runs"),
+    "bias_transpose_uint8": ("setup", "runs"),
 }
 # The same wheel on XNNPACK_ZERO_POINTS (builtin, XNNPACK): every one ('runs', 'setup').
 XNNPACK_ZERO_POINT_WHEEL = dict.fromkeys(XNNPACK_ZERO_POINTS, ("runs", "setup"))

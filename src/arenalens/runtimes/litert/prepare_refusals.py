@@ -41,6 +41,15 @@ repositories' test models (litert/test/testdata) and derived from the kernels' s
   VisitDepthwiseConv2DNode take neither ('unsupported ... node without bias'; three inputs), so
   the builtin kernel fails them under the delegate too.
 
+- FULLY_CONNECTED with a uint8, int8 or int16 input and one filter scale, CONV_2D,
+  DEPTHWISE_CONV_2D and TRANSPOSE_CONV with a uint8 input (kernel_util.cc
+  GetQuantizedConvolutionMultipler, from fully_connected.cc's per-tensor path and
+  PopulateConvolutionQuantizationParams): with a bias, |input scale x filter scale - bias
+  scale| / output scale <= 0.02 ('scale_diff / output_scale <= 0.02'). A per-channel filter, or
+  an int8 or int16 convolution, is not checked. The XNNPACK delegate takes the uint8 and int8
+  ones and runs them (no such check); an int16 FULLY_CONNECTED stays builtin and fails
+  (tests/litert_refusal_cases bias_*, the 2.3.0 wheel).
+
 The others are builtin kernels' own checks (`builtin_prepare`): under XNNPACK they stop nothing
 when the delegate takes the operator (litert_memory.builtin_only_obstacles; it takes none of
 these: SQUEEZE and GATHER have no Visit*Node, xnnpack_binary leaves such an ADD or SUB). A
@@ -54,10 +63,14 @@ from arenalens.ir import Model, Subgraph, Tensor
 from arenalens.runtimes import Obstacle
 
 _CHECKED = frozenset({"SQUEEZE", "RESHAPE", "EXPAND_DIMS", "GATHER", "ADD", "SUB", "SVDF",
-                      "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})  # fmt: skip
+                      "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED",
+                      "TRANSPOSE_CONV"})  # fmt: skip
 _SQUEEZE_MAX_RANK = 8
 _EIGHT_BIT = frozenset({"INT8", "UINT8"})
 _CONV_ZERO = frozenset({"INT8", "INT16"})  # conv.cc: inputs whose filters' zero points are 0
+_DENSE_INTEGER = frozenset({"UINT8", "INT8", "INT16"})  # fully_connected.cc's quantized path
+_BIAS_SCALE_DIFF = 0.02  # kernel_util.cc GetQuantizedConvolutionMultipler
+_BIAS_SCALE = "scale_diff / output_scale <= 0.02"
 _ADD_LEFT_SHIFT = 20  # add.cc / sub.cc: 8-bit inputs are shifted left by 20 bits
 _POSITION_WIDTHS = {"INT16": 2, "INT32": 4, "INT64": 8}
 _ABORTS = "the process aborts (SIGABRT) in allocate_tensors()"
@@ -80,6 +93,9 @@ def prepare_refusals(model: Model) -> tuple[Obstacle, ...]:
             if refusal is None:
                 continue
             reason, phase, fix = refusal
+            # A bias-scale refusal is the builtin kernel's alone (the delegate runs the
+            # uint8 / int8 operators it takes; an int16 FULLY_CONNECTED stays builtin).
+            taken_runs = _BIAS_SCALE in reason or operator.opcode not in _FAILS_UNDER_XNNPACK
             found.append(
                 Obstacle(
                     reason,
@@ -88,7 +104,7 @@ def prepare_refusals(model: Model) -> tuple[Obstacle, ...]:
                     operator=operator.index,
                     opcode=operator.opcode,
                     fix=fix,
-                    builtin_prepare=operator.opcode not in _FAILS_UNDER_XNNPACK,
+                    builtin_prepare=taken_runs,
                 )
             )
     return tuple(found)
@@ -109,7 +125,9 @@ def _refusal(
         refusal = _missing_bias(opcode, operator.inputs)
         return refusal or _filter_zero_points(tensors[0], tensors[1], filter_points[index])
     if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-        return _missing_bias(opcode, operator.inputs)
+        return _missing_bias(opcode, operator.inputs) or _bias_scale(opcode, tensors, outputs[0])
+    if opcode == "TRANSPOSE_CONV":
+        return _bias_scale(opcode, tensors, outputs[0])
     if opcode == "SQUEEZE":
         return _squeeze(tensors[0], options.get("squeeze_dims"))
     if opcode == "RESHAPE":
@@ -121,7 +139,8 @@ def _refusal(
     if opcode == "SVDF":
         return _integer_svdf_state(tensors)
     if opcode == "FULLY_CONNECTED":
-        return _sixteen_zero_points(tensors[0], outputs[0])
+        refusal = _bias_scale(opcode, tensors, outputs[0])
+        return refusal or _sixteen_zero_points(tensors[0], outputs[0])
     return _add_or_sub(opcode, tensors, outputs[0])
 
 
@@ -189,6 +208,41 @@ def _filter_zero_points(
         "('affine_quantization->zero_point->data[i] != 0')",
         "setup",
         "quantize the filter symmetrically (zero points 0), as the converter does",
+    )
+
+
+def _bias_scale(
+    opcode: str, tensors: list[Tensor | None], output: Tensor
+) -> tuple[str, str, str] | None:
+    """kernel_util.cc GetQuantizedConvolutionMultipler with a bias, as fully_connected.cc's
+    per-tensor path (uint8 / int8 / int16 input) and PopulateConvolutionQuantizationParams
+    (uint8 input: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV) call it; scales are the tensors'
+    per-tensor ones (GetLegacyQuantization: 0 without one), in doubles."""
+    if opcode == "TRANSPOSE_CONV":
+        chosen = [tensors[i] if len(tensors) > i else None for i in (2, 1, 3)]
+    else:
+        chosen = [tensors[i] if len(tensors) > i else None for i in (0, 1, 2)]
+    source, weights, bias = chosen
+    if source is None or weights is None or bias is None:
+        return None
+    quantization = weights.quantization
+    if quantization is None or quantization.scale is None or quantization.channel_count != 1:
+        return None  # refused otherwise first (no affine quantization) or per channel
+    types = _DENSE_INTEGER if opcode == "FULLY_CONNECTED" else ("UINT8",)
+    if source.dtype.name not in types:
+        return None
+    if opcode == "FULLY_CONNECTED" and len(weights.shape) > 1 and weights.shape[1] == 0:
+        return None  # Prepare returns before its quantization for an empty filter depth
+    product = _legacy(source)[0] * _legacy(weights)[0]
+    bias_scale, output_scale = _legacy(bias)[0], _legacy(output)[0]
+    if _ratio(abs(product - bias_scale), output_scale) <= _BIAS_SCALE_DIFF:
+        return None
+    return (
+        f"its bias scale {bias_scale:g} is not its input scale x filter scale {product:g} "
+        f"within 2% of its output scale {output_scale:g}: Prepare requires "
+        f"'{_BIAS_SCALE}' (kernel_util.cc)",
+        "setup",
+        "give the bias the scale input scale x filter scale, as the converter does",
     )
 
 
