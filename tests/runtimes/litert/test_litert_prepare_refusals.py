@@ -24,6 +24,7 @@ from tests.litert_refusal_cases import (
     CASES,
     UNRESOLVED,
     WHEEL,
+    bias_scale,
     binary,
     squeeze,
     wheel_outcome,
@@ -117,3 +118,18 @@ def test_upstream_models(path: str, tmp_path: Path) -> None:
     analysis = analyze(str(model), runtime="litert")
     for delegate, refused in zip(("none", "xnnpack"), UPSTREAM[path], strict=True):
         assert (litert_memory(analysis, delegate).status is Status.CANNOT_RUN) is refused
+
+
+def test_a_bias_scale_off_input_x_filter_names_the_check() -> None:
+    """kernel_util.cc GetQuantizedConvolutionMultipler: |0.5 x 0.25 - 0.1| / 1.0 > 0.02."""
+    model = parse_model(bias_scale("FULLY_CONNECTED", "INT8", 0.1), "bias")
+    (refusal,) = prepare_refusals(model)
+    assert (refusal.opcode, refusal.phase, refusal.builtin_prepare) == (
+        "FULLY_CONNECTED",
+        "setup",
+        True,
+    )
+    assert "bias scale 0.1 is not its input scale x filter scale 0.125" in refusal.reason
+    assert "'scale_diff / output_scale <= 0.02'" in refusal.reason
+    near = parse_model(bias_scale("FULLY_CONNECTED", "INT8", 0.14), "near")
+    assert prepare_refusals(near) == ()
