@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import ModelError
+from arenalens.memo import forgettable
 from arenalens.tflite.tables import (
     FieldReader,
     Wanted,
@@ -366,6 +367,14 @@ _FIRST_DECODERS: dict[
         dict[bytes, Mapping[str, Any]],
     ],
 ] = {}
+
+
+@forgettable
+def _forget_decoded_options() -> None:
+    # The decoders are made of a vtable's bytes alone and stay, as table layouts do; the options
+    # they decoded are models' values, so a cold call (`memo.clear_caches`) decodes them again.
+    for known in _FIRST_DECODERS.values():
+        known[5].clear()
 
 
 def _first_of_vtable(
