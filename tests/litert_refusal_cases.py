@@ -346,14 +346,27 @@ ZERO_POINTS: dict[str, tuple[Any, ...]] = {
     "dense_int8": ("FULLY_CONNECTED", "INT8", 3),
     "transpose_int8": ("TRANSPOSE_CONV", "INT8", 3),
 }
-# Measured, not modelled yet: per-channel int8 filters with a non-zero zero point that the
-# builtin kernels run and the XNNPACK delegate takes and refuses ('unsupported zero-point value
-# (Z) in channel C of INT8 tensor T': GetXNNPackDatatype's kTfLiteInt8 per-channel check).
+# int8 filters with a zero point other than 0 in operators the builtin kernels run and XNNPACK
+# may take (runtimes/litert/xnnpack_zero_points.py): per channel with one in a later channel
+# (GetXNNPackDatatype refuses it after the delegate took it: 'unsupported zero-point value (Z) in
+# channel C of INT8 tensor T'), in the first channel (the Visit*Node's check leaves a CONV_2D,
+# DEPTHWISE_CONV_2D, TRANSPOSE_CONV to the builtin kernel), per tensor (XNNPACK's define refuses
+# a qint8 filter's in a depthwise or dynamically quantized FULLY_CONNECTED).
 XNNPACK_ZERO_POINTS: dict[str, tuple[Any, ...]] = {
     "conv_hybrid": ("CONV_2D", "FLOAT32", (0, 3, 0, 0)),
     "depthwise_int8": ("DEPTHWISE_CONV_2D", "INT8", (0, 1, 0, 0)),
     "dense_int8_channel": ("FULLY_CONNECTED", "INT8", (0, 1, 0, 0)),
     "transpose_int8_channel": ("TRANSPOSE_CONV", "INT8", (0, 0, 1, 0)),
+    "dense_hybrid_channel": ("FULLY_CONNECTED", "FLOAT32", (0, 1, 0, 0)),
+    "transpose_hybrid_channel": ("TRANSPOSE_CONV", "FLOAT32", (0, 1, 0, 0)),
+    "conv_hybrid_first": ("CONV_2D", "FLOAT32", (2, 0, 0, 0)),
+    "depthwise_int8_first": ("DEPTHWISE_CONV_2D", "INT8", (2, 0, 0, 0)),
+    "dense_int8_first": ("FULLY_CONNECTED", "INT8", (2, 0, 0, 0)),
+    "transpose_int8_first": ("TRANSPOSE_CONV", "INT8", (2, 0, 0, 0)),
+    "conv_hybrid_tensor": ("CONV_2D", "FLOAT32", 3),
+    "depthwise_int8_tensor": ("DEPTHWISE_CONV_2D", "INT8", 3),
+    "dense_hybrid_tensor": ("FULLY_CONNECTED", "FLOAT32", 3),
+    "transpose_hybrid_tensor": ("TRANSPOSE_CONV", "FLOAT32", 3),
 }
 
 # A bias scale off input scale x filter scale (0.125) by more than 2% of the output scale (1.0)
@@ -573,8 +586,20 @@ WHEEL: dict[str, tuple[str, str]] = {
     "bias_transpose_uint8_ok": ("runs", "runs"),
     "bias_transpose_uint8": ("setup", "runs"),
 }
-# The same wheel on XNNPACK_ZERO_POINTS (builtin, XNNPACK): every one ('runs', 'setup').
-XNNPACK_ZERO_POINT_WHEEL = dict.fromkeys(XNNPACK_ZERO_POINTS, ("runs", "setup"))
+# The same wheel on XNNPACK_ZERO_POINTS (builtin, XNNPACK): the builtin kernels run every one
+# (test_litert_filter_zero_points.py's runtime test remeasures them).
+_XNNPACK_RUNS = frozenset(
+    {
+        "conv_hybrid_first",
+        "depthwise_int8_first",
+        "transpose_int8_first",
+        "conv_hybrid_tensor",
+        "transpose_hybrid_tensor",
+    }
+)
+XNNPACK_ZERO_POINT_WHEEL = {
+    name: ("runs", "runs" if name in _XNNPACK_RUNS else "setup") for name in XNNPACK_ZERO_POINTS
+}
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from arenalens.runtimes.litert.heap import InterpreterHeap
     from arenalens.runtimes.litert.heap_xnnpack import CreateFailure
     from arenalens.runtimes.litert.isa import IsaProfile
+    from arenalens.runtimes.litert.xnnpack_zero_points import ZeroPointFailure
     from arenalens.targets import Target
 
 DEFAULT_DELEGATE = "xnnpack"  # LiteRT applies XNNPACK unless the app says otherwise
@@ -216,6 +217,7 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
         + _variable_refusals(model)
         + _blockwise_refusals(model)
         + _attention_refusals(model)
+        + _zero_point_refusals(model)
         + tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
     )
 
@@ -255,6 +257,38 @@ def _attention_refusals(model: Model) -> tuple[Refusal, ...]:
         )
         for subgraph in model.subgraphs
         for operator in head_failures(subgraph)
+    )
+
+
+def _zero_point_refusals(model: Model) -> tuple[Refusal, ...]:
+    """Per-channel int8 tensors with a non-zero zero point in operators the delegate takes
+    (xnnpack_zero_points.zero_point_failures)."""
+    from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
+    from arenalens.runtimes.litert.xnnpack_zero_points import zero_point_failures  # noqa: PLC0415
+
+    fix = (
+        "quantize it symmetrically (every zero point 0, as the converter writes filters), or "
+        "check it with --delegate none (the builtin kernels run it)"
+    )
+    return tuple(
+        _taken_then_refused(subgraph, failure.operator, _zero_point_words(failure), fix)
+        for subgraph in model.subgraphs
+        for failure in zero_point_failures(model, subgraph, partition(subgraph, model).delegated)
+    )
+
+
+def _zero_point_words(failure: ZeroPointFailure) -> str:
+    point, tensor, channel = failure.zero_point, failure.tensor, failure.channel
+    if channel < 0:
+        return (
+            f"its int8 filter (tensor {tensor}) has zero point {point}, which XNNPACK's "
+            f"definition of the operator refuses ('unsupported quantization zero point {point} "
+            "for datatype qint8')"
+        )
+    return (
+        f"its INT8 tensor {tensor} is quantized per channel with zero point {point} in channel "
+        f"{channel} ('unsupported zero-point value ({point}) in channel {channel} of INT8 "
+        f"tensor {tensor}')"
     )
 
 

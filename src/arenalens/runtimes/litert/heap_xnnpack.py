@@ -25,7 +25,13 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
+from arenalens.runtimes.litert import (
+    glibc,
+    rules,
+    xnnpack_custom,
+    xnnpack_variables,
+    xnnpack_zero_points,
+)
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
 from arenalens.runtimes.litert.xnnpack_binary import CHECKS as BINARY_CHECKS
@@ -129,6 +135,8 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return (replayed_custom(subgraph, operator) or None) if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
+    if xnnpack_zero_points.first_channel_refused(subgraph, operator):
+        return False  # CheckTensorFloat32OrQCInt8Type: its first channel's zero point
     if operator.opcode == "STABLEHLO_COMPOSITE":
         return composite_taken(subgraph, operator)  # VisitNode: the odml attention only
     if operator.opcode == "BATCH_MATMUL":
