@@ -356,17 +356,7 @@ def eager_options(
 # (read-only, scalars only). A search loop's candidates repeat a few option tables (strides,
 # padding, activation): each is decoded once per process (mobilenet_v2 decoded ~0.3 M
 # instructions of them per load).
-_FIRST_DECODERS: dict[
-    tuple[int, bytes],
-    tuple[
-        tuple[str, ...],
-        Any,
-        Any,
-        tuple[Any, ...],
-        tuple[int, int] | None,
-        dict[bytes, Mapping[str, Any]],
-    ],
-] = {}
+_FIRST_DECODERS: dict[tuple[int, bytes], OptionReader] = {}
 
 
 @forgettable
