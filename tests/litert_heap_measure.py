@@ -47,6 +47,7 @@ from tests.litert_held17_after import (
 )
 from tests.litert_held17_cases import NAMES as HELD17_NAMES
 from tests.litert_held17_cases import held17_case
+from tests.litert_int4_18_cases import RUY18_NAMES, ruy18_case
 from tests.litert_int4_cases import NAMES as INT4_NAMES
 from tests.litert_int4_cases import ZERO_NAMES as INT4_ZERO_NAMES
 from tests.litert_int4_cases import ZERO_POINT_NAMES as INT4_ZERO_POINT_NAMES
@@ -343,6 +344,9 @@ HELD_OUT = (
 # int4 per-channel FULLY_CONNECTEDs on int8 input under XNNPACK (qs8_qc4w), drawn after that
 # GEMM was replayed (tests/litert_qs8qc4w17_cases.py).
 HELD_OUT = (*HELD_OUT, *QS8QC4W17_NAMES)
+# Session 18 (litert-int4-18): int8-input int4 FULLY_CONNECTEDs whose int8 copy and ruy blocks
+# reach glibc's mmap threshold (tests/litert_int4_18_cases.py).
+HELD_OUT = (*HELD_OUT, *RUY18_NAMES)
 
 
 def kernel_case(name: str) -> bytes:
@@ -385,6 +389,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return integer_int4_case(seed)
     if family == "qs8qc4w":
         return qs8qc4w17_case(seed)
+    if family == "ruy18":
+        return ruy18_case(seed)
     if family == "int4pc16":
         return int4_case(seed)
     if family == "int4z17":

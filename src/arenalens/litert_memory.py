@@ -231,8 +231,7 @@ def _blockwise_refusals(model: Model) -> tuple[Refusal, ...]:
         _taken_then_refused(
             subgraph,
             operator,
-            f"{what}, which its weights' value type refuses ('Unsupported combination of filter "
-            "elements ...' or the fp16 scale check)",
+            what,
             fix="write one fp16 scale per block of each output channel, or check it with "
             "--delegate none (the builtin kernels run it)",
         )

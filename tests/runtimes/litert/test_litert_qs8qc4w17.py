@@ -25,8 +25,9 @@ from tests.litert_qs8qc4w17_cases import NAMES, qs8qc4w17_case
 CACHE: dict[str, Any] = json.loads((REPO_ROOT / "tests/data/litert_heap_avx2.json").read_text())
 MODES = (("builtin", "none"), ("xnnpack", "xnnpack"))
 # Labelled parts apart from this rule, held never under: qs8qc4w17_9's arena is a block glibc's
-# mmap threshold decides (1.007x); qs8qc4w17_1's and _12's builtin first-invoke ruy blocks
-# (the int8 GEMM on the filter's unpacked copy: 1.014-1.015x).
+# mmap threshold decides (1.007x); so are qs8qc4w17_1's and _12's builtin first-invoke ruy
+# blocks of 128 KiB and more (1.014-1.015x; ruy's requests are the wheel's:
+# test_litert_int4_18.py).
 LABELLED = {(9, "builtin"), (9, "xnnpack"), (1, "builtin"), (12, "builtin")}
 
 

@@ -36,6 +36,7 @@ from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
 from arenalens.runtimes.litert.xnnpack_binary import CHECKS as BINARY_CHECKS
 from arenalens.runtimes.litert.xnnpack_blockwise import takes_int4
+from arenalens.runtimes.litert.xnnpack_blockwise import takes_integer as takes_blockwise_integer
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -182,6 +183,9 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
             return takes_int4(model, subgraph, operator)
         if model is not None and integer_int4(model, subgraph, operator):
             return takes_integer(model, subgraph, operator)  # supported_srq: qs8_qc4w
+        other = None if model is None else takes_blockwise_integer(model, subgraph, operator)
+        if other is not None:
+            return other  # then refused: refusals.blockwise_integer_refusals, datatype_failures
         hybrid = kind == "FLOAT32" and weights is not None and weights.dtype.name == "INT8"
         if hybrid and operator.opcode == "DEPTHWISE_CONV_2D":
             return False  # no dynamically quantized depthwise path: the builtin kernel runs it

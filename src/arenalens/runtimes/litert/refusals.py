@@ -24,7 +24,9 @@ def builtin_refusals(model: Model) -> tuple[Obstacle, ...]:
         *composite_option_refusals(model),
         *unwritten_variable_reads(model),
         *prepare_refusals(model),
+        *dense_activation_refusals(model),
         *packed_zero_point_refusals(model),
+        *blockwise_integer_refusals(model),
     )
 
 
@@ -39,7 +41,9 @@ def setup_refusals(model: Model) -> tuple[Obstacle, ...]:
         *grouped_hybrid_convolution_refusals(model),
         *composite_option_refusals(model),
         *prepare_refusals(model),
+        *dense_activation_refusals(model),
         *packed_zero_point_refusals(model),
+        *blockwise_integer_refusals(model),
     )  # not integer_svdf_refusals or unwritten_variable_reads: those fail at Invoke only
     return tuple(obstacle for obstacle in found if obstacle.phase != "invoke")
 
@@ -329,6 +333,95 @@ def packed_zero_point_refusals(model: Model) -> tuple[Obstacle, ...]:
                     fix="quantize the filter symmetrically (zero points 0)"
                     + (", or run it with XNNPACK, which takes it" if runs else ""),
                     builtin_prepare=runs,
+                )
+            )
+    return tuple(found)
+
+
+# fully_connected.cc Prepare: outside the hybrid path, the clipping activations only.
+_DENSE_ACTIVATIONS = frozenset({0, 1, 2, 3})  # NONE, RELU, RELU_N1_TO_1, RELU6
+_DENSE_ACTIVATION_NAMES = {4: "TANH", 5: "SIGN_BIT"}
+_QUANTIZED_FILTERS = frozenset({"UINT8", "INT8", "INT4", "INT2"})
+
+
+def dense_activation_refusals(model: Model) -> tuple[Obstacle, ...]:
+    """A FULLY_CONNECTED with a fused activation other than NONE, RELU, RELU_N1_TO_1 or RELU6
+    fails fully_connected.cc's Prepare unless it is hybrid (a float input, an 8-, 4- or 2-bit
+    filter): 'params->activation == kTfLiteActNone || ... kTfLiteActRelu6' (float and
+    quantized alike). XNNPACK leaves such an operator to that kernel
+    (ConvertActivationToOutputRange). Measured on the 2.3.0 wheel: float and int8 TANH and
+    SIGN_BIT fail allocate_tensors() under both delegates, hybrid ones run."""
+    found = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
+                continue
+            activation = int(operator.options.get("fused_activation_function", 0) or 0)
+            if activation in _DENSE_ACTIVATIONS or min(operator.inputs[:2]) < 0:
+                continue
+            data, weights = (subgraph.tensors[i] for i in operator.inputs[:2])
+            if data.dtype.name == "FLOAT32" and weights.dtype.name in _QUANTIZED_FILTERS:
+                continue  # hybrid: any fused activation
+            name = _DENSE_ACTIVATION_NAMES.get(activation, str(activation))
+            found.append(
+                Obstacle(
+                    f"its fused activation {name} is not one Prepare takes for its "
+                    f"{data.dtype.name.lower()} input and {weights.dtype.name.lower()} filter "
+                    "('params->activation == kTfLiteActNone || params->activation == "
+                    "kTfLiteActRelu || params->activation == kTfLiteActReluN1To1 || ...'): only "
+                    "NONE, RELU, RELU_N1_TO_1 and RELU6 (the XNNPACK delegate leaves it to this "
+                    "kernel)",
+                    subgraph=subgraph.index,
+                    operator=operator.index,
+                    opcode=operator.opcode,
+                    fix=f"run the {name} as its own operator after the FULLY_CONNECTED",
+                    builtin_prepare=True,
+                )
+            )
+    return tuple(found)
+
+
+def blockwise_integer_refusals(model: Model) -> tuple[Obstacle, ...]:
+    """A FULLY_CONNECTED whose filter is blockwise-quantized under a quantized input (uint8,
+    int8, int16): fully_connected.cc's Prepare wants an affine filter there
+    ('filter->quantization.type != kTfLiteAffineQuantization'); the builtin kernels run
+    blockwise int4 only under a float input (EvalBlockwise4Bit). Under XNNPACK it fails too
+    (xnnpack_blockwise.takes_integer): the partition takes an int8 one of even depth and a block
+    a multiple of 32, whose define then fails ('failed to delegate FULLY_CONNECTED node #N':
+    no int8-input kind for blockwise weights), and leaves the others to that Prepare. Measured
+    on the 2.3.0 wheel (tests/litert_int4_18_cases.py `bwq18_*`: setup fails, both ways)."""
+    from arenalens.runtimes.litert import xnnpack_blockwise  # noqa: PLC0415 - a rare check
+
+    found = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if xnnpack_blockwise.integer_blockwise(model, subgraph, operator) is None:
+                continue
+            data, weights = (subgraph.tensors[i] for i in operator.inputs[:2])
+            # The partition (heap_xnnpack._takes): a clipping activation, then the filter.
+            activation = int(operator.options.get("fused_activation_function", 0) or 0)
+            taken = activation in _DENSE_ACTIVATIONS and xnnpack_blockwise.takes_integer(
+                model, subgraph, operator
+            )
+            delegate = (
+                "; the XNNPACK delegate takes it and fails to prepare ("
+                + xnnpack_blockwise.integer_words(model, subgraph, operator)
+                + ")"
+                if taken
+                else "; the XNNPACK delegate leaves it to this kernel"
+            )
+            found.append(
+                Obstacle(
+                    f"its {weights.dtype.name.lower()} filter is blockwise-quantized under its "
+                    f"{data.dtype.name.lower()} input: Prepare takes only affine filter "
+                    "quantization there ('filter->quantization.type != "
+                    f"kTfLiteAffineQuantization'){delegate}",
+                    subgraph=subgraph.index,
+                    operator=operator.index,
+                    opcode=operator.opcode,
+                    fix="quantize the filter per channel (one scale per output channel), or "
+                    "keep the FULLY_CONNECTED's input float (blockwise int4 runs under a float "
+                    "input, dynamically quantized)",
                 )
             )
     return tuple(found)

@@ -1,0 +1,147 @@
+"""Session 18's int4 leftovers against the 2.3.0 wheel (tests/litert_int4_18_cases.py):
+
+* a blockwise filter under a quantized input (`bwq18_*`: refusals.blockwise_integer_refusals,
+  xnnpack_blockwise.takes_integer) and a FULLY_CONNECTED's fused activation outside the
+  clipping ones (`act18_*`: refusals.dense_activation_refusals): arenalens' verdict under each
+  delegate is the wheel's, and its first reason quotes what LiteRT says
+  (tests/data/litert_int4_18.json, `python -m tests.litert_int4_18_cases`);
+* the builtin int4 FULLY_CONNECTED on int8 input (`ruy18_*`, measured on the AMD EPYC into
+  tests/data/litert_heap_avx2.json): ruy's blocks are the wheel's requests; the figure is over
+  only by glibc's mmap threshold (blocks of 128 KiB and more counted mmapped, labelled), and
+  exact at the threshold the wheel's Python process had raised it to.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arenalens.litert_memory import delegate_verdict
+from arenalens.pipeline import analyze
+from arenalens.runtimes.litert import eigen_blocking, glibc
+from arenalens.runtimes.litert.heap import interpreter_heap
+from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
+from arenalens.runtimes.litert.ruy_heap import Gemm, ruy_requests
+from tests.litert_heap_measure import REPO_ROOT
+from tests.litert_held15 import MOMENTS
+from tests.litert_int4_18_cases import (
+    ACT18,
+    BWQ18_NAMES,
+    OUTCOMES,
+    RUY18_NAMES,
+    act18_case,
+    bwq18_case,
+    ruy18_case,
+)
+
+WHEEL: dict[str, Any] = json.loads(OUTCOMES.read_text())
+CACHE: dict[str, Any] = json.loads((REPO_ROOT / "tests/data/litert_heap_avx2.json").read_text())
+# What LiteRT says (the first words of its error) -> what arenalens' reason quotes.
+WORDS = {
+    "tflite/kernels/fully_connected.cc:518": "!= kTfLiteAffineQuantization'",
+    "tflite/kernels/fully_connected.cc:752": "params->activation == kTfLiteActNone",
+    "failed to delegate FULLY_CONNECTED node #1": "failed to delegate FULLY_CONNECTED node #1",
+    "unsupported tensor type 9 for blockwise": "unsupported tensor type 9 for blockwise",
+    "unsupported scale value": "fp16",
+}
+# glibc's mmap threshold in the wheel's Python process: its imports had raised it to about
+# 260-320 KiB (glibc.py); every ruy18 block is under 256 KiB.
+WHEEL_PROCESS_THRESHOLD = 224 * 1024
+
+
+def _model(name: str) -> bytes:
+    if name in ACT18:
+        return act18_case(name)
+    return bwq18_case(BWQ18_NAMES.index(name) + 1)
+
+
+def test_every_case_is_measured() -> None:
+    assert set(WHEEL["cases"]) == {*BWQ18_NAMES, *ACT18}
+    assert WHEEL["command"] == "python -m tests.litert_int4_18_cases"
+
+
+@pytest.mark.parametrize("name", [*BWQ18_NAMES, *ACT18])
+def test_the_verdict_and_its_words_are_the_wheels(name: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(_model(name))
+    analysis = analyze(str(path), runtime="litert")
+    for delegate in ("none", "xnnpack"):
+        outcome, says = WHEEL["cases"][name][delegate]
+        verdict = delegate_verdict(analysis, delegate)
+        assert verdict.runs is (outcome == "runs"), (delegate, says)
+        if outcome == "runs":
+            continue
+        assert outcome == "setup"
+        reasons = [o.reason for o in verdict.obstacles] + [r.reason for r in verdict.refusals]
+        (quoted,) = (words for start, words in WORDS.items() if says.startswith(start))
+        assert quoted in reasons[0], (delegate, says, reasons[0])
+
+
+def test_the_refusal_says_what_xnnpack_does(tmp_path: Path) -> None:
+    """bwq18_13: an int8 input, a blockwise int4 filter of fp16 scales, block 32: the
+    delegate takes it, and its define fails; bwq18_1 (int16 input): left to the kernel."""
+    texts = {}
+    for name in ("bwq18_13", "bwq18_1"):
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(_model(name))
+        (obstacle,) = analyze(str(path), runtime="litert").budget.obstacles
+        texts[name] = obstacle.reason
+    assert "the XNNPACK delegate takes it and fails to prepare" in texts["bwq18_13"]
+    assert "the XNNPACK delegate leaves it to this kernel" in texts["bwq18_1"]
+
+
+def test_ruys_blocks_are_the_wheels_requests() -> None:
+    """qs8qc4w17_1's 513 x 250 int4 filter on 3 int8 rows (traced on the EPYC,
+    tests/litert_heap_trace.py): bias, multipliers and exponents padded to 520 channels, the
+    packed filter and its sums, the packed input and its sums; FreeAll's one block their sum."""
+    layout = X86_64_V3_ZEN.ruy[0]
+    requests = ruy_requests(Gemm(513, 250, 3, True, True, True), layout)
+    assert requests == [2_112, 2_112, 2_112, 132_096, 2_112, 3_072, 64]
+    assert sum(requests) == 143_680
+
+
+@pytest.fixture
+def _epyc_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    epyc = eigen_blocking.ZEN_EPYC
+    monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, f"{epyc.l1},{epyc.l2},{epyc.l3}")
+
+
+def _heap(n: int, folder: Path) -> Any:
+    path = folder / f"ruy18_{n}.tflite"
+    path.write_bytes(ruy18_case(n))
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    return interpreter_heap(analysis.model, sizes, delegate="none", isa=X86_64_V3_ZEN)
+
+
+def test_every_ruy18_model_is_measured() -> None:
+    assert all(f"{name}.tflite" in CACHE["models"] for name, _, _ in RUY18_NAMES)
+    assert "ruy18_" in CACHE["command"].split(" --only ", 1)[1].split(",")
+
+
+@pytest.mark.usefixtures("_epyc_caches")
+@pytest.mark.parametrize("n", [n for _, _, n in RUY18_NAMES])
+def test_ruy18_never_under_and_exact_but_for_glibcs_threshold(
+    n: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Builtin: never under the wheel; every part exact but those holding a block glibc's mmap
+    threshold decides (labelled); at the wheel process's threshold every part exact and each
+    moment within 1% of the wheel but for the allowances."""
+    real = CACHE["models"][f"ruy18_{n}.tflite"]["builtin"]
+    heap = _heap(n, tmp_path)
+    for key, attribute, phases in MOMENTS:
+        assert real[key] <= getattr(heap, attribute), key
+        for part in heap.parts:
+            if part.phase in phases and not part.allowance and not part.exact:
+                assert part.mmapped, part.name
+    monkeypatch.setattr(glibc, "MMAP_THRESHOLD_BYTES", WHEEL_PROCESS_THRESHOLD)
+    heap = _heap(n, tmp_path)
+    for key, attribute, phases in MOMENTS:
+        parts = [part for part in heap.parts if part.phase in phases]
+        allowances = sum(part.nbytes for part in parts if part.allowance)
+        figure = getattr(heap, attribute)
+        assert all(part.exact or part.mmapped for part in parts if not part.allowance), key
+        assert real[key] <= figure <= real[key] * 1.01 + allowances, (key, figure, real[key])
