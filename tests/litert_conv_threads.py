@@ -13,7 +13,12 @@ pool's bytes were read off them); n 13-24 were drawn and measured after it, held
 thread pool rules were written from mt16_*, held out: batches, odd and non-square sizes,
 strides 1-3, dilation, SAME and VALID, 1×1, 3×3, 5×5 and whole-input filters.
 `mt17h_<n>`: `conv_case(1750 + n)`, drawn and measured after the contraction's replay
-(eigen_parallel) and every session 17 rule, held out from all of them."""
+(eigen_parallel) and every session 17 rule, held out from all of them.
+`mt18_<n>`: `wide_conv_case(1800 + n)`, drawn and measured after session 18's replay of Eigen's
+cost model (eigen_cost: the path each contraction takes), held out from it: larger images and
+channels (to 64 × 64 pixels, 256 channels), batches to 4, 1×1, 3×3, 5×5, 1×3 and whole-input
+filters, strides 1-3, deep filters that shard the depth and wide outputs that pre-allocate
+per-thread blocks."""
 
 from __future__ import annotations
 
@@ -35,10 +40,13 @@ NAMES = (
     *((f"mt16_{n}", 1600 + n) for n in range(1, 25)),
     *((f"mt17_{n}", 1700 + n) for n in range(1, 25)),
     *((f"mt17h_{n}", 1750 + n) for n in range(1, 25)),
+    *((f"mt18_{n}", 1800 + n) for n in range(1, 30)),
 )
 
 
 def case(seed: int) -> bytes:
+    if seed >= 1800:
+        return wide_conv_case(seed)
     if seed >= 1700:
         return conv_case(seed)
     from tests.litert_peak_cases import float_conv_chain
@@ -46,17 +54,33 @@ def case(seed: int) -> bytes:
     return float_conv_chain(seed)
 
 
-def conv_case(seed: int) -> bytes:
+WIDE = {
+    "batches": (1, 1, 1, 2, 4),
+    "sizes": (3, 64),
+    "channels": (1, 3, 4, 16, 32, 64, 128, 256),
+    "out_channels": (1, 4, 8, 16, 32, 64, 128),
+    "dilations": (1,),
+}
+
+
+def wide_conv_case(seed: int) -> bytes:
+    """`conv_case`'s drawing over `WIDE`'s ranges (1-3 convolutions, undilated)."""
+    return conv_case(seed, WIDE)
+
+
+def conv_case(seed: int, ranges: dict[str, tuple[int, ...]] | None = None) -> bytes:
     """1-3 float CONV_2Ds drawn from `seed`: a batch of 1-3 images of 5-40 × 5-40 pixels and
     1-32 channels; each convolution 1×1, 3×3, 5×5, 1×3 or the whole input (VALID), stride 1-3,
-    sometimes dilated (2), SAME or VALID, RELU or none."""
+    sometimes dilated (2), SAME or VALID, RELU or none (or over `ranges`: `WIDE`)."""
     from arenalens.tflite.builder import ModelBuilder
 
     draw = random.Random(seed)
     weights = np.random.default_rng(seed)
-    batch = draw.choice((1, 1, 2, 3))
-    height, width = draw.randint(5, 40), draw.randint(5, 40)
-    channels = draw.choice((1, 3, 8, 16, 32))
+    ranges = ranges or {}
+    batch = draw.choice(ranges.get("batches", (1, 1, 2, 3)))
+    low, high = ranges.get("sizes", (5, 40))
+    height, width = draw.randint(low, high), draw.randint(low, high)
+    channels = draw.choice(ranges.get("channels", (1, 3, 8, 16, 32)))
     model = ModelBuilder()
     graph = model.add_subgraph("main")
     x = graph.add_tensor("x", [batch, height, width, channels])
@@ -64,7 +88,7 @@ def conv_case(seed: int) -> bytes:
     for layer in range(draw.randint(1, 3)):
         kernel = draw.choice(((1, 1), (3, 3), (3, 3), (5, 5), (1, 3), "whole"))
         stride = draw.choice((1, 1, 2, 3))
-        dilation = draw.choice((1, 1, 1, 2))
+        dilation = draw.choice(ranges.get("dilations", (1, 1, 1, 2)))
         same = draw.random() < 0.6
         if kernel == "whole":
             kernel, stride, dilation, same = (height, width), 1, 1, False
@@ -75,7 +99,7 @@ def conv_case(seed: int) -> bytes:
             out = (-(-height // stride), -(-width // stride))
         else:
             out = ((height - reach[0]) // stride + 1, (width - reach[1]) // stride + 1)
-        out_channels = draw.choice((4, 16, 24, 32, 48, 64))
+        out_channels = draw.choice(ranges.get("out_channels", (4, 16, 24, 32, 48, 64)))
         filters = graph.add_constant(
             f"w{layer}",
             (weights.standard_normal((out_channels, *kernel, channels)) * 0.1).astype(np.float32),

@@ -2,7 +2,7 @@
 tests/data/litert_heap_threads.json cached it (`python -m tests.litert_heap_threads` remakes
 it): never under. A float convolution left to the builtin kernels takes conv.cc's
 multi-threaded Eigen kernel, replayed since session 17 (heap_threads.threaded_view: its
-Prepare; eigen_parallel: its contraction, at the largest path Eigen's cost model may take),
+Prepare; eigen_cost and eigen_parallel: its contraction, on the path Eigen's cost model takes),
 checked here and on float convolutions measured at 1, 2 and 4 threads (mt16_*, mt17_* held out,
 tests/data/litert_heap_conv_threads.json, `python -m tests.litert_conv_threads`)."""
 
@@ -17,7 +17,7 @@ import pytest
 
 from arenalens.cli import main
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import heap_xnnpack
+from arenalens.runtimes.litert import eigen_cost, heap_xnnpack
 from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap
 from arenalens.runtimes.litert.heap_threads import (
     multithreaded_convs,
@@ -91,10 +91,11 @@ def test_threads_heap_is_never_under(
     assert heap.threads == threads
     eigen = threads > 1 and bool(_eigen_convs(view if view is not None else model, HOST))
     assert eigen is (threads > 1 and delegate == "none" and name in EIGEN_CONVS)
-    assert not eigen or not heap.exact  # the contraction's path is a bound
     assert real["after_allocate"] <= heap.after_setup
     assert real["after_invoke"] <= heap.after_first_invoke
     assert real["peak"] <= heap.peak
+    if eigen and heap.exact:  # the path Eigen's cost model takes, replayed
+        assert heap.peak <= 1.01 * real["peak"]
     if delegate == "xnnpack" and name not in UNMODELLED:
         # What the threads add is a bound, not a wide one: within 1.2× as with one thread.
         assert heap.after_setup <= 1.2 * real["after_allocate"]
@@ -118,9 +119,9 @@ def test_threads_change_only_the_thread_parts(tmp_path_factory: Any) -> None:
 
 def test_plan_threads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`plan --runtime litert --threads 4 --json`: both delegates' heaps for 4 threads, the
-    same figures as the API; a float convolution's builtin figure is its labelled bound
-    (left out with a note before session 16); --threads below 1 or without LiteRT is a usage
-    error."""
+    same figures as the API, a float convolution's builtin figure too (left out with a note
+    before session 16, a labelled bound before session 18); --threads below 1 or without
+    LiteRT is a usage error."""
     path = model_file("heldout_cnn_1.tflite", tmp_path)
     assert path is not None
     code = main(["plan", str(path), "--runtime", "litert", "--threads", "4", "--json"])
@@ -138,7 +139,10 @@ def test_plan_threads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     main(["plan", str(float_cnn), "--runtime", "litert", "--threads", "2", "--json"])
     document = json.loads(capsys.readouterr().out)
     builtin = {heap["delegate"]: heap for heap in document["interpreter_heap"]}["none"]
-    assert not builtin["exact"] and "first-invoke transient" in builtin["estimate"]
+    analysis = analyze(float_cnn, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    api = interpreter_heap(analysis.model, sizes, delegate="none", threads=2)
+    assert (builtin["peak_bytes"], builtin["exact"]) == (api.peak, api.exact)
     assert main(["plan", str(path), "--runtime", "litert", "--threads", "0"]) == 2
     assert main(["plan", str(path), "--threads", "2"]) == 2
 
@@ -237,12 +241,15 @@ def test_conv_threads_cache_says_how_it_was_made() -> None:
 def test_a_multithreaded_float_convolution_is_replayed_and_never_under(
     name: str, seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """conv.cc's multi-threaded Eigen kernel (float convolutions, mt16_* chains and mt17_*
-    held out, measured on the AMD EPYC at 1, 2 and 4 threads): the N-thread Prepare planned
-    (hwcn_weights persistent, no im2col) and Eigen's thread pool are the wheel's, within the
-    glibc mmap allowance (2.5%) after setup and the first invoke; the parallel contraction's
-    blocks replayed at the largest path Eigen's cost model may take: never under at any
-    moment (session 16's bound: 1.13-3.84x after setup, up to 5.2x at the peak)."""
+    """conv.cc's multi-threaded Eigen kernel (float convolutions, mt16_* chains, mt17_*,
+    mt17h_* and mt18_* held out, measured on the AMD EPYC at 1, 2 and 4 threads): the N-thread
+    Prepare planned (hwcn_weights persistent, no im2col) and Eigen's thread pool are the
+    wheel's, within the glibc mmap allowance (2.5%) after setup and the first invoke; the
+    parallel contraction's blocks replayed on the path Eigen's cost model takes (eigen_cost):
+    the same allowance at the peak, but where a contraction shards the depth, whose blocks
+    are counted as if all ran at once (a labelled bound: their overlap is timing): never
+    under at any moment (session 16's bound: up to 5.2x at the peak; session 17's, which
+    took the largest path the cost model might take: up to 3.01x)."""
     from arenalens.runtimes.litert import eigen_blocking
     from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
     from tests.litert_conv_threads import case
@@ -257,9 +264,16 @@ def test_a_multithreaded_float_convolution_is_replayed_and_never_under(
         heap = interpreter_heap(
             analysis.model, sizes, delegate="none", threads=int(threads), isa=X86_64_V3_ZEN
         )
-        eigen = threads != "1" and bool(_eigen_convs(analysis.model, X86_64_V3_ZEN))
+        view = threaded_view(analysis.model, int(threads), X86_64_V3_ZEN)
+        depth = view is not None and any(
+            eigen_cost.contraction_path(
+                conv.columns, conv.depth, conv.rows, int(threads), epyc, patches=conv.patches
+            ).kind
+            == "inner"
+            for conv in multithreaded_convs(view)
+        )
         assert real["after_allocate"] <= heap.after_setup <= 1.025 * real["after_allocate"]
         assert real["after_invoke"] <= heap.after_first_invoke <= 1.025 * real["after_invoke"]
-        assert real["peak"] <= heap.peak <= 3.1 * real["peak"]  # small ones: the cost model
-        if eigen:
-            assert heap.estimate and "first-invoke transient" in heap.estimate
+        assert real["peak"] <= heap.peak <= (1.4 if depth else 1.025) * real["peak"]
+        transient = next(part for part in heap.parts if part.name == "first-invoke transient")
+        assert not depth or not transient.exact

@@ -469,8 +469,9 @@ def first_invoke_parts(
             "held only during the first invoke, at its peak: ruy's fallback blocks while "
             "its buffer grows, "
             + (
-                "a multi-threaded convolution's packed blocks (Eigen's parallel contraction: "
-                "the largest path its cost model may take, an upper bound), "
+                "a multi-threaded convolution's packed blocks (Eigen's parallel contraction, "
+                "on the path its cost model takes; sharded by depth, its blocks counted as "
+                "if all ran at once: an upper bound, their overlap is timing), "
                 if eigen
                 else ""
             )

@@ -252,10 +252,10 @@ def _first_invoke(
         # conv.cc's Eigen kernel: no back end, no single-threaded GEMM (eigen_conv_eval).
         threaded = multithreaded_conv(prepared, node)
         if threaded:
-            pooled = eigen_conv_eval(
+            pooled, replayed = eigen_conv_eval(
                 heap, model, prepared, node, caches=eigen_caches, estimated=estimated, pooled=pooled
             )
-            bounded = True
+            bounded = bounded or not replayed
         gemm = None if threaded else node_gemm(model, prepared, node)
         if not backend and (
             (opcode in _ASKS_CPU_BACKEND and not threaded)

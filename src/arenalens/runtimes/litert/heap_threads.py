@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import eigen_parallel, glibc
+from arenalens.runtimes.litert import eigen_cost, eigen_parallel, glibc
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_invoke_state import LiveHeap
 from arenalens.runtimes.litert.heap_part import HeapPart
@@ -37,6 +37,8 @@ EIGEN_UNMEASURED_BYTES = 4_096  # over the line, per pool, at other thread count
 EIGEN_UNMEASURED_THREAD_BYTES = 64  # and per thread
 # The contraction's task closures and barrier beside its replayed blocks (eigen_parallel).
 CONTEXT_BYTES = 512
+UNKNOWN_BLOCK_BYTES = 64  # a block's alignment over, where the caches are not known
+FLOAT_BYTES = 4
 _THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
 
 
@@ -98,12 +100,15 @@ def multithreaded_conv(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
 class FloatConv:
     """A float CONV_2D conv.cc runs multi-threaded, as Eigen's contraction sees it: m the
     output channels (`columns`), k the filter's taps × input channels (`depth`), n the output
-    pixels of every image (`rows`); and the interpreter's thread count."""
+    pixels of every image (`rows`); the interpreter's thread count; and whether the data are
+    `Eigen::SpatialConvolution`'s image patches (multithreaded_conv.h: neither a 1×1 stride-1
+    filter nor an unpadded whole-input one, which are plain matrix products)."""
 
     rows: int
     depth: int
     columns: int
     threads: int
+    patches: bool = True
 
 
 def float_conv(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> FloatConv | None:
@@ -116,9 +121,25 @@ def float_conv(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> F
     if len(data) != 4 or len(weights) != 4 or len(out) != 4:
         return None
     operator = model.subgraphs[prepared.index].operators[node.operator]
-    threads = int(operator.options.get(THREADS_OPTION, 1))
+    options = operator.options
+    threads = int(options.get(THREADS_OPTION, 1))
+    stride = (int(options.get("stride_h", 1)), int(options.get("stride_w", 1)))
+    matrix = weights[1:3] == (1, 1) and stride == (1, 1)
+    if weights[1:3] == data[1:3] and not matrix:
+        # conv.cc's padding (ComputePaddingWithOffset): half the total, rounded down.
+        pads = (
+            max((size - 1) * step + tap - extent, 0) // 2
+            for size, step, tap, extent in zip(
+                out[1:3], stride, weights[1:3], data[1:3], strict=True
+            )
+        )
+        matrix = not any(pads)
     return FloatConv(
-        data[0] * out[1] * out[2], weights[1] * weights[2] * data[3], weights[0], threads
+        data[0] * out[1] * out[2],
+        weights[1] * weights[2] * data[3],
+        weights[0],
+        threads,
+        patches=not matrix,
     )
 
 
@@ -149,18 +170,20 @@ def eigen_pool_blocks(threads: int) -> tuple[list[int], bool]:
     return [*blocks, EIGEN_UNMEASURED_BYTES + EIGEN_UNMEASURED_THREAD_BYTES * threads], False
 
 
-def contraction_blocks(conv: FloatConv, caches: CacheSizes | None) -> list[int]:
-    """The multi-threaded convolution's blocks while it runs (usable bytes): its packed blocks
-    (eigen_parallel: Eigen's multi-threaded blocking replayed, at the path its cost model
-    surely takes or else the largest it may take) and CONTEXT_BYTES of task closures; without
-    the CPU's cache sizes (eigen_blocking.replayed_caches), two k-slices of the whole packed
-    operands."""
+def contraction_blocks(conv: FloatConv, caches: CacheSizes | None) -> tuple[list[int], bool]:
+    """The multi-threaded convolution's blocks while it runs (usable bytes) and whether they
+    are the wheel's: the packed blocks of the path Eigen's cost model takes (eigen_cost;
+    eigen_parallel: a bound where the depth is sharded, whose blocks' overlap is timing) and
+    CONTEXT_BYTES of task closures; without the CPU's cache sizes
+    (eigen_blocking.replayed_caches), which decide the path and the blocks, two k-slices of
+    the whole packed operands and an m × n buffer a thread after the first (a bound)."""
+    m, k, n = conv.columns, conv.depth, conv.rows
     if caches is None:
-        return [2 * 4 * (conv.rows * conv.depth + conv.depth * conv.columns)]
-    packed = eigen_parallel.contraction_blocks(
-        conv.columns, conv.depth, conv.rows, conv.threads, caches
-    )
-    return [*packed, CONTEXT_BYTES]
+        buffers = (conv.threads - 1) * (FLOAT_BYTES * m * n + UNKNOWN_BLOCK_BYTES)
+        return [2 * FLOAT_BYTES * (n * k + k * m) + UNKNOWN_BLOCK_BYTES + buffers], False
+    path = eigen_cost.contraction_path(m, k, n, conv.threads, caches, patches=conv.patches)
+    packed, exact = eigen_parallel.path_blocks(path, m, k, n, pool=conv.threads, caches=caches)
+    return [*packed, CONTEXT_BYTES], exact
 
 
 def eigen_conv_eval(
@@ -172,25 +195,26 @@ def eigen_conv_eval(
     caches: CacheSizes | None,
     estimated: list[str],
     pooled: bool,
-) -> bool:
+) -> tuple[bool, bool]:
     """A multi-threaded convolution's Eval on `heap`: Eigen's thread pool made at the first
-    (`pooled`: made already; returns whether it is now), then its contraction's blocks
-    taken and freed; a pool at a thread count not measured is an estimate."""
+    (`pooled`: made already), then its contraction's blocks taken and freed; a pool at a
+    thread count not measured is an estimate. Returns whether the pool is now made and
+    whether the contraction's blocks are the wheel's (else the transient is a bound)."""
     conv = float_conv(model, prepared, node)
     if conv is None:
-        return pooled
+        return pooled, True
     if not pooled:
         pool, exact = eigen_pool_blocks(conv.threads)
         for block in pool:
             heap.take(block)
         if not exact:
             estimated.append("Eigen thread pool")
-    transient = contraction_blocks(conv, caches)
+    transient, exact = contraction_blocks(conv, caches)
     for block in transient:
         heap.take(block)
     for block in transient:
         heap.give(block)
-    return True
+    return True, exact
 
 
 def thread_parts(
