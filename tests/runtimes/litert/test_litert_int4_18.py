@@ -5,6 +5,9 @@
   clipping ones (`act18_*`: refusals.dense_activation_refusals): arenalens' verdict under each
   delegate is the wheel's, and its first reason quotes what LiteRT says
   (tests/data/litert_int4_18.json, `python -m tests.litert_int4_18_cases`);
+* arm64's int4 GEMMs (isa.py, from gemm-config.c): the tile XNNPACK selects on an int8 input
+  (qs8_qc4w) and a float one (qd8_f32_qc4w; with the dot product or i8mm KleidiAI's qp8 or
+  qd8, the build decides: the larger packing), packed as fully-connected-nc.c packs them;
 * the builtin int4 FULLY_CONNECTED on int8 input (`ruy18_*`, measured on the AMD EPYC into
   tests/data/litert_heap_avx2.json): ruy's blocks are the wheel's requests; the figure is over
   only by glibc's mmap threshold (blocks of 128 KiB and more counted mmapped, labelled), and
@@ -23,8 +26,10 @@ from arenalens.litert_memory import delegate_verdict
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import eigen_blocking, glibc
 from arenalens.runtimes.litert.heap import interpreter_heap
-from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
+from arenalens.runtimes.litert.isa import ARM64, ARM64_DOTPROD, ARM64_I8MM, ARMV7, X86_64_V3_ZEN
 from arenalens.runtimes.litert.ruy_heap import Gemm, ruy_requests
+from arenalens.runtimes.litert.xnnpack_packing import GemmTile
+from arenalens.runtimes.litert.xnnpack_qc4w import packed_request
 from tests.litert_heap_measure import REPO_ROOT
 from tests.litert_held15 import MOMENTS
 from tests.litert_int4_18_cases import (
@@ -145,3 +150,51 @@ def test_ruy18_never_under_and_exact_but_for_glibcs_threshold(
         figure = getattr(heap, attribute)
         assert all(part.exact or part.mmapped for part in parts if not part.allowance), key
         assert real[key] <= figure <= real[key] * 1.01 + allowances, (key, figure, real[key])
+
+
+def test_arm64s_int4_tiles_are_xnnpacks() -> None:
+    """gemm-config.c init_qs8_qc4w_gemm_config on aarch64: 5x16c4__asm_aarch64_neondot, one
+    plane, with the dot product (i8mm cores too), else the portable 3x4 (kr 1, one plane);
+    init_qd8_f32_qc4w_gemm_config: 6x16__neon_mlal_lane without the dot product (no qp8 kernel
+    there); with it KleidiAI's qp8 (16x4c8s2, i8mm 8x8c16s2: depth to 32) or qd8 (4x16c4,
+    4x16c8)."""
+    for tiles in ARM64.xnnpack:
+        assert tiles.qs8_qc4w_gemm == GemmTile(3, 4, 1, planes=1)
+        assert tiles.qc4w_gemm == GemmTile(6, 16, 1)
+    for profile, qp8, qd8 in (
+        (ARM64_DOTPROD, GemmTile(16, 4, 16), GemmTile(4, 16, 4)),
+        (ARM64_I8MM, GemmTile(8, 8, 16), GemmTile(4, 16, 8)),
+    ):
+        for tiles in profile.xnnpack:
+            assert tiles.qs8_qc4w_gemm == GemmTile(5, 16, 4, planes=1)
+            assert tiles.qc4w_gemm is None  # its input's packing: the bound
+            assert tiles.qc4w_packings == (qp8, qd8)
+    assert all(tiles.qs8_qc4w_gemm is not None for tiles in ARMV7.xnnpack)
+
+
+def test_arm64s_int4_packing_by_hand() -> None:
+    """37 channels of depth 250 (qs8qc4w17's shape): fully-connected-nc.c packs each channel's
+    depth to kr x sr x planes nibbles (and whole bytes), a 4 B bias and the variant's extras
+    (qs8_qc4w: one float; qd8: two), channels to nr, the whole to 64 (16 on arm64: errs high);
+    KleidiAI's kai_rhs_pack_kxn_qsi4cxp_qs4cxs1s0 the depth to 32 and 12 B."""
+    assert packed_request(37, 250, 4, 1, integer=True, planes=1) == 5_376  # 40 x 133
+    assert packed_request(37, 250, 16, 4, integer=True, planes=1) == 6_464  # 48 x 134
+    assert packed_request(37, 250, 16, 1) == 6_592  # 48 x 137: qd8 6x16
+    assert packed_request(37, 250, 4, 16) == 5_632  # 40 x 140: qp8 16x4c8s2
+    assert packed_request(37, 250, 16, 4) == 6_720  # 48 x 140: qd8 4x16c4, the larger
+
+
+@pytest.mark.parametrize("profile", [ARM64, ARM64_DOTPROD, ARM64_I8MM, ARMV7])
+def test_arm64_int4_models_are_packed_not_bounded(profile: Any, tmp_path: Path) -> None:
+    """A held-out int8-input int4 model (qs8qc4w17_2, even depths) under XNNPACK on arm64: its
+    packed weights are a figure, no longer the bound; still an estimate (no arm64 host)."""
+    from tests.litert_qs8qc4w17_cases import qs8qc4w17_case
+
+    path = tmp_path / "qs8qc4w17_2.tflite"
+    path.write_bytes(qs8qc4w17_case(2))
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack", isa=profile)
+    (packed,) = [part for part in heap.parts if part.name == "XNNPACK packed weights"]
+    assert packed.exact
+    assert "estimated" in profile.machine

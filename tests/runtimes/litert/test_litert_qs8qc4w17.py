@@ -95,19 +95,18 @@ def test_which_ones_the_delegate_takes(n: int, tmp_path: Path) -> None:
         assert taken == (weights.shape[1] % 2 == 0)
 
 
-def test_an_unnamed_isa_keeps_the_bound(tmp_path: Path) -> None:
-    """arm64's qs8_qc4w GEMM is not named: its packing is None (the bound), never a guess."""
+def test_every_isa_names_its_qs8_qc4w_gemm(tmp_path: Path) -> None:
+    """Since session 18 every profile names the qs8_qc4w GEMM XNNPACK selects (arm64's:
+    test_litert_int4_18.py): the int8-input int4 packing is never a bound."""
     from arenalens.runtimes.litert.isa import PROFILES
 
     analysis = _analysis(1, tmp_path)
     subgraph = analysis.model.subgraphs[0]
     operator: Operator = next(op for op in subgraph.operators if op.opcode == "FULLY_CONNECTED")
-    arm = [
-        tiles
-        for profile in PROFILES.values()
-        for tiles in profile.xnnpack
-        if tiles.qs8_qc4w_gemm is None
-    ]
-    assert arm
-    request = xnnpack_packing.packed_weights_request(subgraph, operator, arm[0], analysis.model)
-    assert request is None
+    for profile in PROFILES.values():
+        for tiles in profile.xnnpack:
+            assert tiles.qs8_qc4w_gemm is not None, (profile.name, tiles.name)
+            request = xnnpack_packing.packed_weights_request(
+                subgraph, operator, tiles, analysis.model
+            )
+            assert request is not None, (profile.name, tiles.name)

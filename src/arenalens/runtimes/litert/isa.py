@@ -339,9 +339,15 @@ X86_64_V2 = IsaProfile(
 
 
 def _arm64(
-    name: str, qs8: tuple[GemmTile, ...], f32_nr: tuple[int, ...]
+    name: str,
+    qs8: tuple[GemmTile, ...],
+    f32_nr: tuple[int, ...],
+    qs8_qc4w: GemmTile,
+    qc4w: GemmTile | tuple[GemmTile, ...],
 ) -> tuple[XnnpackTiles, ...]:
-    """arm64 configurations: one per 8-bit GEMM and float GEMM tile its cores select (Linux)."""
+    """arm64 configurations: one per 8-bit GEMM and float GEMM tile its cores select (Linux),
+    with the int4 GEMMs on an int8 input (`qs8_qc4w`) and a float one (`qc4w`: the GEMMs
+    whose packing the build decides between where KleidiAI's qp8 may take it, not named)."""
     return tuple(
         XnnpackTiles(
             f"{name} ({gemm.mr}x{gemm.nr}c{gemm.kr} int8, {mr}x{nr} float)",
@@ -350,6 +356,9 @@ def _arm64(
             qs8_gemm=gemm,
             f32_depthwise=_F32_DW_NEON,
             qs8_depthwise=_QS8_DW_NEON,
+            qc4w_gemm=qc4w if isinstance(qc4w, GemmTile) else None,
+            qs8_qc4w_gemm=qs8_qc4w,
+            qc4w_packings=() if isinstance(qc4w, GemmTile) else qc4w,
         )
         for gemm in qs8
         for nr in f32_nr
@@ -360,11 +369,27 @@ def _arm64(
 # 8-bit GEMMs on arm64 Linux: Cortex-A53/A55/A35/Kryo 4x16 (no depth unroll), the others
 # 2x8c8; with the dot product 4x16c4; with i8mm 4x16c8. Float: 8 output channels (rows 4 to
 # 8 by core), 16 on Cortex-X4 and Oryon (which have the dot product and i8mm).
+# int4 per-channel GEMMs (gemm-config.c): on an int8 input (init_qs8_qc4w_gemm_config) the dot
+# product's 5x16c4__asm_aarch64_neondot, one plane (i8mm cores take it too: no i8mm variant),
+# else the portable 3x4__scalar_fmagic (kr 1, one plane); on a float input
+# (init_qd8_f32_qc4w_gemm_config) 6x16__neon_mlal_lane without the dot product, two planes;
+# with it subgraph.c takes KleidiAI's qp8_f32_qc4w where the build has KleidiAI (XNNPACK's
+# default on aarch64: 16x4c8s2 / 8x8c16s2, its weights packed by kai_rhs_pack_kxn_qsi4cxp_
+# qs4cxs1s0: channels to nr, each its depth to 32 nibbles and 12 B, as a 32-deep tile) and
+# qd8's 4x16c4 / 4x16c8 otherwise: the larger packing counted, its input's packing a bound.
+_QS8_QC4W_NEON = GemmTile(3, 4, 1, planes=1)  # qs8_qc4w 3x4__scalar_fmagic
+_QS8_QC4W_DOT = GemmTile(5, 16, 4, planes=1)  # qs8_qc4w 5x16c4__asm_aarch64_neondot_ld128_2
 ARM64 = IsaProfile(
     "arm64",
     "arm64 (Armv8-A NEON) without the dot product: Cortex-A53, A72 (Raspberry Pi 3, 4)",
     "arm64",
-    _arm64("arm64 NEON", (GemmTile(4, 16, 1), GemmTile(2, 8, 8)), (8,)),
+    _arm64(
+        "arm64 NEON",
+        (GemmTile(4, 16, 1), GemmTile(2, 8, 8)),
+        (8,),
+        _QS8_QC4W_NEON,
+        GemmTile(6, 16, 1),  # qd8_f32_qc4w 6x16__neon_mlal_lane (no qp8 without the dot product)
+    ),
     (RuyLayout(16, 4, 4, float_columns=8),),
     1_280,
     "the aarch64 wheel under qemu-aarch64 -cpu cortex-a53",
@@ -374,7 +399,13 @@ ARM64_DOTPROD = IsaProfile(
     "arm64-dotprod",
     "arm64 with the dot product, without i8mm: Cortex-A55, A76, X1 (Raspberry Pi 5, phones)",
     "arm64",
-    _arm64("arm64 NEON dot product", (GemmTile(4, 16, 4),), (8, 16)),
+    _arm64(
+        "arm64 NEON dot product",
+        (GemmTile(4, 16, 4),),
+        (8, 16),
+        _QS8_QC4W_DOT,
+        (GemmTile(16, 4, 16), GemmTile(4, 16, 4)),  # qp8 16x4c8s2, qd8 4x16c4
+    ),
     (RuyLayout(4, 8, 8, float_columns=8),),
     1_280,
     "the aarch64 wheel under qemu-aarch64 -cpu cortex-a76",
@@ -384,7 +415,13 @@ ARM64_I8MM = IsaProfile(
     "arm64-i8mm",
     "arm64 with the dot product and i8mm: Cortex-A510, A710, X2 and later, Neoverse N2/V1",
     "arm64",
-    _arm64("arm64 NEON i8mm", (GemmTile(4, 16, 8),), (8, 16)),
+    _arm64(
+        "arm64 NEON i8mm",
+        (GemmTile(4, 16, 8),),
+        (8, 16),
+        _QS8_QC4W_DOT,
+        (GemmTile(8, 8, 16), GemmTile(4, 16, 8)),  # qp8 8x8c16s2, qd8 4x16c8
+    ),
     (RuyLayout(4, 8, 8, float_columns=8),),
     1_280,
     "the aarch64 wheel under qemu-aarch64 -cpu max (dot product, i8mm)",
@@ -402,8 +439,14 @@ _ARMV7_TILES = tuple(
         qs8_gemm=gemm,
         f32_depthwise=_F32_DW_NEON,
         qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
+        qs8_qc4w_gemm=_QS8_QC4W_NEON,  # init_qs8_qc4w_gemm_config has no 32-bit Arm kernel
+        qc4w_gemm=qc4w,  # qd8_f32_qc4w on 32-bit Arm: A53/A55 4x8, others 6x16, dot 4x16c4
     )
-    for gemm in (GemmTile(4, 8, 1), GemmTile(2, 8, 8), GemmTile(4, 8, 4))
+    for gemm, qc4w in (
+        (GemmTile(4, 8, 1), GemmTile(4, 8, 1)),
+        (GemmTile(2, 8, 8), GemmTile(6, 16, 1)),
+        (GemmTile(4, 8, 4), GemmTile(4, 16, 4)),
+    )
 )
 ARMV7 = IsaProfile(
     "armv7",

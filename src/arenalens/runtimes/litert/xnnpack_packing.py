@@ -47,6 +47,9 @@ class GemmTile:
     mr: int
     nr: int
     kr: int
+    # An int4 GEMM's nibble planes (gemm-config.c `planes`: 2 on every x86-64 one, 1 for arm64's
+    # qs8_qc4w); the depth packs to kr x planes nibbles. Unused by 8-bit and float GEMMs.
+    planes: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,10 @@ class XnnpackTiles:
     # delegate's supported_srq path; kr before its planes); None: not named, its packing keeps
     # the bound.
     qs8_qc4w_gemm: GemmTile | None = None
+    # Where qc4w_gemm is not named because the build decides between GEMMs (arm64 with the dot
+    # product or i8mm: KleidiAI's qp8_f32_qc4w where built with it, qd8_f32_qc4w otherwise):
+    # each one's packing, the largest counted (its input's packing keeps the bound).
+    qc4w_packings: tuple[GemmTile, ...] = ()
 
 
 # x86-64 with AVX-512 (skx), VNNI and AMX-INT8 (the measuring machine: tests/data/
@@ -235,16 +242,21 @@ def packed_weights_request(
         if qs8 is None or xnnpack_qc4w.integer_int4(model, subgraph, operator) is None:
             return None  # not named for this ISA, or blockwise: the bound
         depth, channels = convolution.group_input_channels, convolution.group_output_channels
-        return xnnpack_qc4w.packed_request(channels, depth, qs8.nr, qs8.kr, integer=True)
+        return xnnpack_qc4w.packed_request(
+            channels, depth, qs8.nr, qs8.kr, integer=True, planes=qs8.planes
+        )
     if convolution.kind == "INT4":
         blocks = xnnpack_blockwise.packed_request(model, subgraph, operator)
         if blocks is not None or xnnpack_qc4w.per_channel_int4(model, subgraph, operator) is None:
             return blocks
-        qc4w = tiles.qc4w_gemm
-        if qc4w is None or model is None:
+        packings = (tiles.qc4w_gemm,) if tiles.qc4w_gemm is not None else tiles.qc4w_packings
+        if not packings or model is None:
             return None
         depth, channels = convolution.group_input_channels, convolution.group_output_channels
-        return xnnpack_qc4w.packed_request(channels, depth, qc4w.nr, qc4w.kr)
+        return max(
+            xnnpack_qc4w.packed_request(channels, depth, tile.nr, tile.kr, planes=tile.planes)
+            for tile in packings
+        )
     element = 4 if convolution.kind == "FLOAT32" else 1
     scale = 0 if convolution.kind == "FLOAT32" else 4  # qs8_qc8w: a float scale per channel
     groups = convolution.groups

@@ -26,18 +26,21 @@ fully-connected-nc.c* create_fully_connected_nc and the qx8_f32_qc4w variant).
 * **Workspace**: its input quantized and packed inline as a hybrid GEMM's
   (xnnpack_workspace.hybrid_gemm_workspace), to this GEMM's own row tile and depth unroll.
 
-The ISAs whose qc4w configuration is not named here (arm64: XNNPACK may take KleidiAI's qp8
-GEMM there, packed its own way) keep the bound for the packing.
+The ISAs whose qc4w configuration is not named here (arm64 with the dot product or i8mm:
+subgraph.c takes KleidiAI's qp8_f32_qc4w GEMM there when the build has KleidiAI, packed its own
+way) keep the bound for the packing; plain arm64 NEON has no qp8 kernel and packs to qd8's
+6x16 (kr 1, two planes: isa.py).
 
 **On an int8 input** (the delegate's `supported_srq`: int8 input and output, int4 filter) the
 same checks take it (rank 2, even depth, scales along dimension 0, one scale expanded to one
 per channel), and XNNPACK runs a static-quantized GEMM (fully-connected-nc.c
 xnn_create_fully_connected_nc_qs8_qc4w, gemm-config.c init_qs8_qc4w_gemm_config: AVX2 7x8c8,
-two planes): no input is quantized at run time (no workspace), and each output channel packs
-its depth to kr × planes nibbles, an int32 bias and one float scale (qs8_qc4w_variant's
-`extra_weights_bytes`: sizeof(float)): 256 channels of depth 256 on the EPYC are 256 × (128 +
-8) = 34,816 B, the wheel's request (held17b_int4_6). Blockwise int4 weights on an int8 input
-are not modelled.
+two planes; arm64 5x16c4 with the dot product, else 3x4, one plane): no input is quantized at
+run time (no workspace), and each output channel packs its depth to kr × planes nibbles, an
+int32 bias and one float scale (qs8_qc4w_variant's `extra_weights_bytes`: sizeof(float)): 256
+channels of depth 256 on the EPYC are 256 × (128 + 8) = 34,816 B, the wheel's request
+(held17b_int4_6). Blockwise int4 weights on an int8 input fail setup
+(refusals.blockwise_integer_refusals).
 """
 
 from __future__ import annotations
@@ -133,23 +136,30 @@ def takes(weights: Tensor) -> bool | None:
     return True
 
 
-def channel_bytes(depth: int, kr: int, *, integer: bool = False) -> int:
-    """One output channel's packed bytes: its depth to kr × planes nibbles, a bias (float, or
-    int32 on an int8 input: 4 B either way) and the variant's extras (two floats; one scale on
-    an int8 input)."""
-    unroll = kr * PLANES
+def channel_bytes(depth: int, kr: int, *, integer: bool = False, planes: int = PLANES) -> int:
+    """One output channel's packed bytes: its depth to kr × planes nibbles (and to whole bytes:
+    fully-connected-nc.c rounds k_stride to 2), a bias (float, or int32 on an int8 input: 4 B
+    either way) and the variant's extras (two floats; one scale on an int8 input)."""
+    unroll = max(kr * planes, 2)
     extra = _INTEGER_EXTRA_BYTES if integer else _EXTRA_BYTES
     return -(-depth // unroll) * unroll // 2 + _BIAS_BYTES + extra
 
 
 def packed_request(
-    output_channels: int, depth: int, nr: int, kr: int, *, integer: bool = False
+    output_channels: int,
+    depth: int,
+    nr: int,
+    kr: int,
+    *,
+    integer: bool = False,
+    planes: int = PLANES,
 ) -> int:
     """Bytes XNNPACK asks for to pack a qc4w GEMM's weights with output-channel tile `nr` and
     depth unroll `kr` (sr 1): channels to nr, each its depth to kr × planes nibbles, a bias
     and the variant's extras, the whole rounded to 64 (`integer`: the qs8_qc4w GEMM's)."""
     columns = -(-output_channels // nr) * nr
-    return -(-columns * channel_bytes(depth, kr, integer=integer) // 64) * 64
+    per_channel = channel_bytes(depth, kr, integer=integer, planes=planes)
+    return -(-columns * per_channel // 64) * 64
 
 
 def fingerprint_type(subgraph: Subgraph, operator: Operator, kind: str) -> str:
