@@ -18,7 +18,8 @@ strides 1-3, dilation, SAME and VALID, 1×1, 3×3, 5×5 and whole-input filters.
 cost model (eigen_cost: the path each contraction takes), held out from it: larger images and
 channels (to 64 × 64 pixels, 256 channels), batches to 4, 1×1, 3×3, 5×5, 1×3 and whole-input
 filters, strides 1-3, deep filters that shard the depth and wide outputs that pre-allocate
-per-thread blocks."""
+per-thread blocks; `mt18d_<n>` (`conv_case(1830 + n, DEEP)`) and `mt18w_<n>`
+(`conv_case(1850 + n, MANY_PIXELS)`), drawn and measured with them, more of those two."""
 
 from __future__ import annotations
 
@@ -41,10 +42,16 @@ NAMES = (
     *((f"mt17_{n}", 1700 + n) for n in range(1, 25)),
     *((f"mt17h_{n}", 1750 + n) for n in range(1, 25)),
     *((f"mt18_{n}", 1800 + n) for n in range(1, 30)),
+    *((f"mt18d_{n}", 1830 + n) for n in range(1, 13)),
+    *((f"mt18w_{n}", 1850 + n) for n in range(1, 9)),
 )
 
 
 def case(seed: int) -> bytes:
+    if seed > 1850:
+        return conv_case(seed, MANY_PIXELS)
+    if seed > 1830:
+        return conv_case(seed, DEEP)
     if seed >= 1800:
         return wide_conv_case(seed)
     if seed >= 1700:
@@ -59,6 +66,24 @@ WIDE = {
     "sizes": (3, 64),
     "channels": (1, 3, 4, 16, 32, 64, 128, 256),
     "out_channels": (1, 4, 8, 16, 32, 64, 128),
+    "dilations": (1,),
+}
+
+
+# Deep filters over few output channels (Eigen shards the depth) and many output pixels (each
+# pool thread's grain pre-allocated): `mt18d_*`, `mt18w_*`.
+DEEP = {
+    "batches": (1, 1, 2),
+    "sizes": (3, 24),
+    "channels": (64, 128, 256),
+    "out_channels": (1, 2, 4, 8, 16),
+    "dilations": (1,),
+}
+MANY_PIXELS = {
+    "batches": (2, 4),
+    "sizes": (40, 64),
+    "channels": (3, 8, 16),
+    "out_channels": (8, 16, 32),
     "dilations": (1,),
 }
 
