@@ -47,7 +47,7 @@ from tests.litert_held17_after import (
 )
 from tests.litert_held17_cases import NAMES as HELD17_NAMES
 from tests.litert_held17_cases import held17_case
-from tests.litert_int4_18_cases import RUY18_NAMES, ruy18_case
+from tests.litert_int4_18_cases import BWQ18_RUNS, RUY18_NAMES, bwq18_case, ruy18_case
 from tests.litert_int4_cases import NAMES as INT4_NAMES
 from tests.litert_int4_cases import ZERO_NAMES as INT4_ZERO_NAMES
 from tests.litert_int4_cases import ZERO_POINT_NAMES as INT4_ZERO_POINT_NAMES
@@ -346,7 +346,7 @@ HELD_OUT = (
 HELD_OUT = (*HELD_OUT, *QS8QC4W17_NAMES)
 # Session 18 (litert-int4-18): int8-input int4 FULLY_CONNECTEDs whose int8 copy and ruy blocks
 # reach glibc's mmap threshold (tests/litert_int4_18_cases.py).
-HELD_OUT = (*HELD_OUT, *RUY18_NAMES)
+HELD_OUT = (*HELD_OUT, *RUY18_NAMES, *BWQ18_RUNS)
 
 
 def kernel_case(name: str) -> bytes:
@@ -391,6 +391,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return qs8qc4w17_case(seed)
     if family == "ruy18":
         return ruy18_case(seed)
+    if family == "bwq18":
+        return bwq18_case(seed)
     if family == "int4pc16":
         return int4_case(seed)
     if family == "int4z17":

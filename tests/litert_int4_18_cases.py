@@ -37,6 +37,9 @@ from tests.litert_qs8qc4w17_cases import _int4_filter
 BWQ18_SEED, BWQ18_COUNT = 18_300, 24
 RUY18_SEED, RUY18_COUNT = 18_400, 12
 BWQ18_NAMES = tuple(f"bwq18_{n}" for n in range(1, BWQ18_COUNT + 1))
+# The bwq18 models the wheel's builtin kernels run (tests/data/litert_int4_18.json: float
+# inputs), measured through ../shared/tools/litert-heap too (`--only bwq18_`).
+BWQ18_RUNS = tuple((f"bwq18_{n}", "bwq18", n) for n in (2, 5, 9, 23))
 RUY18_NAMES = tuple((f"ruy18_{n}", "ruy18", n) for n in range(1, RUY18_COUNT + 1))
 OUTCOMES = Path(__file__).resolve().parents[1] / "tests/data/litert_int4_18.json"
 COMMAND = "python -m tests.litert_int4_18_cases"

@@ -35,6 +35,7 @@ from tests.litert_held15 import MOMENTS
 from tests.litert_int4_18_cases import (
     ACT18,
     BWQ18_NAMES,
+    BWQ18_RUNS,
     OUTCOMES,
     RUY18_NAMES,
     act18_case,
@@ -83,6 +84,18 @@ def test_the_verdict_and_its_words_are_the_wheels(name: str, tmp_path: Path) -> 
         reasons = [o.reason for o in verdict.obstacles] + [r.reason for r in verdict.refusals]
         (quoted,) = (words for start, words in WORDS.items() if says.startswith(start))
         assert quoted in reasons[0], (delegate, says, reasons[0])
+
+
+def test_the_runners_are_measured_through_the_heap_tracer() -> None:
+    """The bwq18 models the builtin kernels run are the heap-measured ones (litert_heap_avx2.json:
+    test_litert_heap_avx2.py holds them within 1%, never under; XNNPACK's refusal cached as
+    its error)."""
+    runs = {name for name in BWQ18_NAMES if WHEEL["cases"][name]["none"][0] == "runs"}
+    assert runs == {name for name, _, _ in BWQ18_RUNS}
+    for name in runs:
+        entry = CACHE["models"][f"{name}.tflite"]
+        assert "error" not in entry["builtin"]
+        assert ("error" in entry["xnnpack"]) is (WHEEL["cases"][name]["xnnpack"][0] != "runs")
 
 
 def test_the_refusal_says_what_xnnpack_does(tmp_path: Path) -> None:
