@@ -8,9 +8,11 @@ page)` bytes, of which all but the 16-byte header are usable. The threshold is d
 a mmapped chunk larger than it (up to 32 MiB) raises it to that chunk's size (`__libc_free`),
 so what a process freed before decides; in the wheel's Python process numpy's and the wheel's
 imports had raised it to about 260-320 KiB, and a 128 KiB block came from the heap (qwen_fc's
-blockwise vector). Counted as mmapped here, as in a process that never freed a larger one (a
-C++ app that starts the interpreter first): up to a page's rounding over, never under. Such a
-block's count is therefore a bound (`threshold_decides`), and the figures holding one say so.
+blockwise vector), but not always that far: measuring ruy18_10 the same process mmapped a
+235,500 B block while the ruy18 blocks of about 200 KB came from its heap. Counted as mmapped
+here, as in a process that never freed a larger one (a C++ app that starts the interpreter
+first): up to a page's rounding over, never under. Such a block's count is therefore a bound
+(`threshold_decides`), and the figures holding one say so.
 
 `aligned_alloc(64, n)` (*_int_memalign*) asks for `chunk + 64 + 32` bytes and returns an aligned
 chunk inside it. A heap chunk gives back its leading part, and its trailing part only when that
