@@ -62,3 +62,36 @@ def test_the_blocks_are_the_wheels() -> None:
     blocks, exact = eigen_parallel.path_blocks(path, 4, 400, 96, pool=4, caches=ZEN_EPYC)
     assert not exact  # how many blocks run at once is timing: all counted
     assert blocks == [usable(1_600)] * 3 + [usable(11_712)] * 4
+
+
+def test_without_the_caches_the_bound_holds_for_any_caches() -> None:
+    """Where the caches Eigen reads are not known (eigen_blocking.replayed_caches is None), the
+    contraction counts the largest blocks any caches may give (eigen_parallel.any_caches_blocks
+    over eigen_cost.possible_kinds): at or above the replay on every path, for shapes and
+    pools drawn over caches from 8 KiB / 64 KiB / 512 KiB to 128 KiB / 4 MiB / 256 MiB."""
+    import random
+
+    from arenalens.runtimes.litert.eigen_blocking import MEASURING_MACHINE, CacheSizes
+
+    caches = (
+        ZEN_EPYC,
+        MEASURING_MACHINE,
+        CacheSizes(8 << 10, 64 << 10, 512 << 10, "small"),
+        CacheSizes(16 << 10, 1 << 20, 0, "no L3"),
+        CacheSizes(32 << 10, 256 << 10, 8 << 20, "client"),
+        CacheSizes(128 << 10, 4 << 20, 256 << 20, "large"),
+    )
+    draw = random.Random(18)
+    for _ in range(400):
+        m = draw.choice((1, 2, 4, 8, 16, 24, 64, 100, 256))
+        k = draw.choice((1, 3, 9, 27, 64, draw.randint(1, 400), draw.randint(1, 20_000)))
+        n = draw.choice((2, 3, 9, 16, 50, draw.randint(1, 500), draw.randint(1, 20_000)))
+        pool = draw.choice((2, 3, 4, 8))
+        for patches in (True, False):
+            kinds = eigen_cost.possible_kinds(m, k, n, pool, patches=patches)
+            bound = sum(eigen_parallel.any_caches_blocks(m, k, n, pool, kinds))
+            for cache in caches:
+                path = eigen_cost.contraction_path(m, k, n, pool, cache, patches=patches)
+                assert n == 1 or path.kind in kinds
+                blocks, _ = eigen_parallel.path_blocks(path, m, k, n, pool=pool, caches=cache)
+                assert sum(blocks) <= bound

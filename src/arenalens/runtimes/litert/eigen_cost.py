@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from arenalens.runtimes.litert.eigen_blocking import COLUMN_TILE, ROW_TILE, CacheSizes
 from arenalens.runtimes.litert.eigen_parallel import (
+    MAX_DEPTH_BLOCK,
     Path,
     oversharding,
     shard_by_columns,
@@ -225,3 +226,37 @@ def contraction_path(
     tasks = _ceil(_ceil(n, bn), gn) if by_columns else _ceil(_ceil(m, bm), gm)
     only = tasks >= oversharding(pool) * pool
     return Path("parallel", threads, by_columns, bm, bn, bk, gm, gn, only)
+
+
+def possible_kinds(m: int, k: int, n: int, pool: int, *, patches: bool) -> frozenset[str]:
+    """The paths `contraction_path` may give whatever caches Eigen reads: its first blocking
+    gives a depth block between min(k, 8) and min(k, 320) and a bandwidth of 1.0 or 2.0
+    (4.0 for one unit of depth), so the cost model's thread count lies between the cheapest's
+    and the dearest's; the depth split (numThreadsInnerDim) does not depend on the caches, and
+    of shardByInnerDim only the L3 test does (taken as passing)."""
+    if n == 1 or pool < 2:
+        return frozenset({"sequential"})
+    by_columns = shard_by_columns(m, n, 2)
+    least, most = (
+        num_threads(
+            contraction_cost(
+                m, n, rows, rows, min(k, depth), by_columns=by_columns, prepacked=False,
+                patches=patches,
+            ),
+            float(n) * m,
+            pool,
+        )
+        for rows, depth in ((ROW_TILE, 8), (1, MAX_DEPTH_BLOCK))
+    )  # fmt: skip
+    by_k = threads_inner_dim(m, n, k, pool, patches=patches)
+    kinds = {"sequential"} if least == 1 else set()
+    if most > 1:
+        kinds.add("parallel")
+    for threads in range(least, most + 1):
+        if by_k < 2 or by_k < threads or k // by_k < 2 * COLUMN_TILE:
+            continue
+        if max(m, n) // threads < COLUMN_TILE or (
+            k // by_k > 8 * COLUMN_TILE and (min(m, n) < 2 * COLUMN_TILE or by_k > threads)
+        ):
+            kinds.add("inner")
+    return frozenset(kinds)

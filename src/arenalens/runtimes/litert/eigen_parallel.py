@@ -200,3 +200,31 @@ def _inner_blocks(
     )
     buffer = glibc.usable(m * n * FLOAT_BYTES + ALIGNMENT_BYTES)
     return [buffer] * (blocks - 1) + [each] * min(blocks, pool + 1)
+
+
+def any_caches_blocks(m: int, k: int, n: int, pool: int, kinds: frozenset[str]) -> list[int]:
+    """The contraction's blocks (usable bytes) whatever caches Eigen reads, so whatever path
+    its cost model takes: the largest of the paths' bounds. A block's depth is at most k
+    (with more than one thread, two slices of at most 320); its row (column) blocks number at
+    most m (n) and cover under twice m (n), each 64-aligned; each pool thread's grain exists
+    only where the sharding dimension has `oversharding` tasks a thread, so all of them
+    cover under twice that dimension over the factor; the state arrays are 3 × m × n bytes
+    at most, with their small blocks' overheads; sharded by depth, a buffer of m × n floats
+    a thread after the first and blocks whose depths sum to under 2k; any block may be
+    mmapped (a page over). Of the paths in `kinds` (eigen_cost.possible_kinds)."""
+    if n == 1:
+        return []
+    page = 4096 + 4 * ALIGNMENT_BYTES  # a block's alignment and mmapped rounding, at most
+    sequential = [FLOAT_BYTES * k * (m + n) + page]
+    if pool < 2 or kinds == {"sequential"}:
+        return sequential
+    depth = min(2 * k, SLICES * MAX_DEPTH_BLOCK)
+    packed = FLOAT_BYTES * depth * 2 * (m + n) + 2 * ALIGNMENT_BYTES * (m + n) + page
+    side = 2 * max(m, n) + ROW_TILE
+    count = int(2 * side / oversharding(pool)) + 1  # the grains' blocks, at most
+    grains = (FLOAT_BYTES * min(k, MAX_DEPTH_BLOCK) + ALIGNMENT_BYTES) * count + page
+    states = PHASES * m * n + 192 * (m + n) + 1024
+    buffers = (pool - 1) * glibc.usable(FLOAT_BYTES * m * n + ALIGNMENT_BYTES)
+    inner = [buffers, FLOAT_BYTES * 2 * k * (m + n) + pool * page]
+    paths = {"sequential": sequential, "parallel": [packed, grains, states], "inner": inner}
+    return max((paths[kind] for kind in kinds), key=sum)

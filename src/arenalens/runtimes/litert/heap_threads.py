@@ -37,8 +37,6 @@ EIGEN_UNMEASURED_BYTES = 4_096  # over the line, per pool, at other thread count
 EIGEN_UNMEASURED_THREAD_BYTES = 64  # and per thread
 # The contraction's task closures and barrier beside its replayed blocks (eigen_parallel).
 CONTEXT_BYTES = 512
-UNKNOWN_BLOCK_BYTES = 64  # a block's alignment over, where the caches are not known
-FLOAT_BYTES = 4
 _THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
 
 
@@ -175,12 +173,13 @@ def contraction_blocks(conv: FloatConv, caches: CacheSizes | None) -> tuple[list
     are the wheel's: the packed blocks of the path Eigen's cost model takes (eigen_cost;
     eigen_parallel: a bound where the depth is sharded, whose blocks' overlap is timing) and
     CONTEXT_BYTES of task closures; without the CPU's cache sizes
-    (eigen_blocking.replayed_caches), which decide the path and the blocks, two k-slices of
-    the whole packed operands and an m × n buffer a thread after the first (a bound)."""
+    (eigen_blocking.replayed_caches), which decide the path and the blocks, the largest any
+    caches may give (eigen_parallel.any_caches_blocks: a bound)."""
     m, k, n = conv.columns, conv.depth, conv.rows
     if caches is None:
-        buffers = (conv.threads - 1) * (FLOAT_BYTES * m * n + UNKNOWN_BLOCK_BYTES)
-        return [2 * FLOAT_BYTES * (n * k + k * m) + UNKNOWN_BLOCK_BYTES + buffers], False
+        kinds = eigen_cost.possible_kinds(m, k, n, conv.threads, patches=conv.patches)
+        blocks = eigen_parallel.any_caches_blocks(m, k, n, conv.threads, kinds)
+        return [*blocks, CONTEXT_BYTES], False
     path = eigen_cost.contraction_path(m, k, n, conv.threads, caches, patches=conv.patches)
     packed, exact = eigen_parallel.path_blocks(path, m, k, n, pool=conv.threads, caches=caches)
     return [*packed, CONTEXT_BYTES], exact
