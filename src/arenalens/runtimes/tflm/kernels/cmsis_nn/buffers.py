@@ -104,7 +104,12 @@ def convolve_s8(isa: str, source: Dims, kernel: Dims) -> int:
     int8 columns (MVE)."""
     if isa == ISA_MVE:
         return convolve_s8_mve(source, kernel)
-    columns = kernel.w * kernel.h * source.c
+    return _im2col_columns(kernel.w * kernel.h * source.c)
+
+
+def _im2col_columns(columns: int) -> int:
+    """arm_convolve_s8_get_buffer_size off MVE: two im2col columns of `columns` int16 each,
+    rounded up to a multiple of 4."""
     aligned = columns + (-columns) % 4
     return 2 * aligned * 2
 
@@ -152,6 +157,21 @@ def convolve_wrapper_s8(
             return convolve_1_x_n_s8_mve(params, source, kernel, output)
         return convolve_s8(isa, source, kernel)
     return convolve_s8(isa, source, kernel)
+
+
+def convolve_wrapper_s8_off_mve(
+    isa: str, source_c: int, kernel_h: int, kernel_w: int, kernel_c: int, *, dilated: bool
+) -> int:
+    """`convolve_wrapper_s8` on any path but MVE's, from what it reads there: neither the
+    padding nor the strides decide (`dilated`: either dilation is not 1). Its 1x1 test reads a
+    padding that is 0 for every 1x1 filter, dilated or not (ComputePaddingHeightWidth's total
+    is at most the effective filter size - 1, which is 0), and a 1x1 convolution asks for 0
+    bytes at any stride (`convolve_1x1_s8_fast` under GCC; strided: none); the 1xN test then
+    takes the generic size off MVE too. What a convolution's setup asks on a C or DSP core,
+    without the padding, the strides or the dims (tests: the same answers as the wrapper)."""
+    if kernel_w == 1 and kernel_h == 1 and not dilated and source_c == kernel_c:
+        return 0
+    return _im2col_columns(kernel_w * kernel_h * source_c)
 
 
 def convolve_wrapper_s16(isa: str, source: Dims, kernel: Dims) -> int:
@@ -203,6 +223,21 @@ def depthwise_wrapper_s8(
         ):
             return 0
         return depthwise_s8_opt(isa, source, kernel)
+    return 0
+
+
+def depthwise_wrapper_s8_off_mve(
+    isa: str, source: Dims, kernel_h: int, kernel_w: int, output_c: int, *, dilated: bool
+) -> int:
+    """`depthwise_wrapper_s8` on any path but MVE's, without the padding (`dilated`: either
+    dilation is not 1): its `pad <= 1` test is reached only undilated, where a 3x3 filter's
+    padding is at most 1 (ComputePaddingHeightWidth's total is at most the effective filter
+    size - 1, 2), so a 1:1 unbatched undilated 3x3 depthwise asks for 0 bytes whatever its
+    padding (tests: the same answers as the wrapper)."""
+    if source.c == output_c and source.n == 1 and not dilated:
+        if kernel_w == 3 and kernel_h == 3:
+            return 0
+        return depthwise_s8_opt(isa, source, Dims(1, kernel_h, kernel_w, output_c))
     return 0
 
 

@@ -20,6 +20,7 @@ from functools import partial
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from arenalens.builds.build import ISA_MVE
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
@@ -123,6 +124,17 @@ def _conv_options(options: Mapping[str, Any]) -> _ConvOptions:
             found("dilation_hfactor", 1),
             found("padding", _SAME),
         )
+
+
+def _dilated(options: _ConvOptions) -> bool:
+    """Whether either dilation `_conv_params` puts in cmsis_nn_conv_params is not 1 (a value
+    that is not an integer reads as 1, as there)."""
+    _, _, dilation_w, dilation_h, _ = options
+    if type(dilation_w) is int and type(dilation_h) is int:  # the usual: no value to convert
+        return dilation_w != 1 or dilation_h != 1
+    return (int(dilation_w) if isinstance(dilation_w, int) else 1) != 1 or (
+        int(dilation_h) if isinstance(dilation_h, int) else 1
+    ) != 1
 
 
 def _conv_params(
@@ -250,14 +262,20 @@ def _conv_facts(key: Any) -> _ConvFacts:
     # The shape checks passed: three shapes of rank 4.
     arrays = per_channel_arrays(weights[0]) if dtype in ("INT8", "INT16") else ()
     _, filter_h, filter_w, filter_c = weights
-    filter_dims = dims_of((1, filter_h, filter_w, filter_c))
     nbytes = 0  # float: no buffer (nor the parameters only the int8 size reads)
-    if dtype == "INT8":
+    if dtype == "INT8" and isa != ISA_MVE:
+        # Off MVE neither the padding nor the strides decide: no parameters, no dims.
+        nbytes = buffers.convolve_wrapper_s8_off_mve(
+            isa, source[3], filter_h, filter_w, filter_c, dilated=_dilated(options)
+        )
+    elif dtype == "INT8":
         params = _conv_params(options, source, filter_h, filter_w, strided=True)
+        filter_dims = dims_of((1, filter_h, filter_w, filter_c))
         nbytes = buffers.convolve_wrapper_s8(
             isa, params, dims_of(source), filter_dims, dims_of(output)
         )
     elif dtype == "INT16":
+        filter_dims = dims_of((1, filter_h, filter_w, filter_c))
         nbytes = buffers.convolve_wrapper_s16(isa, dims_of(source), filter_dims)
     after: list[base.Event] = []
     if nbytes > 0:
@@ -419,6 +437,12 @@ def _depthwise_buffer(key: Any) -> list[base.Event]:
         weights if len(weights) == 4 else _dims(weights),
         output if len(output) == 4 else _dims(output),
     )
+    if isa != ISA_MVE and weights_type != "INT4":
+        # Off MVE the padding is never read, nor the stride (`_uninitialised_stride`: MVE's).
+        nbytes = buffers.depthwise_wrapper_s8_off_mve(
+            isa, source_dims, filter_h, filter_w, depth, dilated=_dilated(options)
+        )
+        return [base.new_scratch((nbytes, "CMSIS-NN depthwise buffer"))] if nbytes > 0 else []
     filter_dims = dims_of((1, filter_h, filter_w, depth))
     output_dims = dims_of((source_dims.n, height, width, depth))
     params = _conv_params(options, source, filter_h, filter_w, strided=False)
