@@ -56,6 +56,12 @@ def delegate_title(delegate: str) -> str:
     return DELEGATE_TITLES[delegate]
 
 
+def threads_words(threads: int) -> str:
+    """', N threads' above one thread (Interpreter(num_threads=N)), '' at the default 1: every
+    LiteRT heap figure's label says it (the memory's symbol, the heap tables' titles)."""
+    return f", {threads} threads" if threads > 1 else ""
+
+
 def memory_assumptions(declared: DeclaredArena) -> tuple[str, ...]:
     """What a LiteRT memory figure (`litert_memory`) assumes: its delegate, threads, wheel and
     machine as its `device` names them, not the arena budget's (builtin kernels, one thread,
@@ -537,7 +543,8 @@ def litert_memory(
     arenas = verdict.declared
     if not arenas.status.gives_a_number:
         if arenas.refusals and arenas.refusals is verdict.refusals:  # the delegate's own
-            return replace(arenas, symbol=f"{LITERT_MEMORY} ({delegate_title(delegate)})")
+            symbol = f"{LITERT_MEMORY} ({delegate_title(delegate)}{threads_words(threads)})"
+            return replace(arenas, symbol=symbol)
         return arenas
     heap = interpreter_heap_of(analysis, delegate, threads, isa)
     parts = (
@@ -560,11 +567,11 @@ def litert_memory(
         status = Status.ESTIMATE
     return replace(
         arenas,
-        symbol=f"{LITERT_MEMORY} ({delegate_title(delegate)})",
+        symbol=f"{LITERT_MEMORY} ({delegate_title(delegate)}{threads_words(threads)})",
         required_bytes=sum(part.nbytes for part in parts),
         parts=parts,
         device=f"LiteRT with {delegate_title(delegate)}"
-        + (f", {threads} threads" if threads > 1 else "")
+        + threads_words(threads)
         + ", "
         + heap.machine,
         status=status,

@@ -172,3 +172,32 @@ def test_the_wheel_gives_each_verdict(name: str) -> None:
         else:
             ran = True
         assert ran == _runs(name, delegate), (name, delegate)
+
+
+def test_every_heap_figure_says_its_threads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--threads N's figures are Interpreter(num_threads=N)'s: plan's heap tables, check's
+    figure (one board or every Linux device, where the builds' headline replaces 'figure for')
+    and its --json symbol say N threads (`litert_memory.threads_words`); one thread, LiteRT's
+    Python default, says nothing. Found walking check --target all --threads 4 (session 18):
+    its headline and build column named no thread count."""
+    from tests.litert_conv_threads import conv_case
+
+    model = tmp_path / "conv.tflite"
+    model.write_bytes(conv_case(1701))
+    litert = (str(model), "--runtime", "litert", "--no-color")
+    for threads, words in ((2, ", 2 threads"), (1, "")):
+        flag = ("--threads", str(threads))
+        assert main(["plan", *litert, *flag]) == 0
+        titles = [line for line in capsys.readouterr().out.splitlines() if "heap, " in line]
+        assert len(titles) == 2
+        assert all((", 2 threads (" in title) is bool(words) for title in titles), titles
+        assert main(["check", *litert, *flag, "--target", "all"]) == 0
+        headline = capsys.readouterr().out.splitlines()[0]
+        assert headline.startswith(f"LiteRT memory (XNNPACK{words}) "), headline
+        code, check = _json(capsys, "check", *litert, *flag, "--budget", "1GB", "--json")
+        assert code == 0 and check["declare"]["symbol"] == f"LiteRT memory (XNNPACK{words})"
+        code, report = _json(capsys, "report", *litert, *flag, "--json")
+        heaps = report["reports"][0]["interpreter_heap"]
+        assert code == 0 and {heap["threads"] for heap in heaps} == {threads}

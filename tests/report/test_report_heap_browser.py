@@ -123,3 +123,24 @@ def test_the_ways_a_model_input_picks(
         assert watched.console == []
     finally:
         watched.page.close()
+
+
+def test_the_heap_says_its_threads(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With --threads 2 each delegate's heading says 2 threads, as plan's tables do."""
+    model = _dense_model(tmp_path / "dense.tflite")
+    page = tmp_path / "threads.html"
+    arguments = ["report", str(model), "--runtime", "litert", "--threads", "2", "-o", str(page)]
+    assert main([*arguments, "--no-findings"]) == 0
+    capsys.readouterr()
+    watched = PageWatch(browser, page)
+    try:
+        watched.settle()
+        headings = watched.page.locator("#heap .heap-delegate h3").all_inner_texts()
+        assert len(headings) == 2 and all(", 2 threads: peak" in text for text in headings)
+        assert watched.console == []
+    finally:
+        watched.page.close()

@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.litert_memory import threads_words
 from arenalens.units import format_bytes_exact, format_bytes_short
 
 DELEGATE_LABELS = {"xnnpack": "with XNNPACK (LiteRT's default)", "none": "builtin kernels only"}
@@ -44,7 +45,8 @@ def heap_table(heap: Mapping[str, Any]) -> Table:
     """One delegate's heap: its parts, then the totals after setup, first invoke and peak."""
     label = DELEGATE_LABELS.get(heap["delegate"], heap["delegate"])
     table = Table(
-        title=f"LiteRT interpreter heap, {label} ({heap['machine']})",
+        title=f"LiteRT interpreter heap, {label}{threads_words(heap['threads'])} "
+        f"({heap['machine']})",
         title_justify="left",
         header_style="bold",
     )

@@ -56,7 +56,8 @@ function heapBlock(heap) {
   const words = heap.estimate || (heap.exact ? "exact" : "estimate");
   const ways = heap.ways || [];
   return element("div", { class: "heap-delegate", "data-delegate": heap.delegate }, [
-    element("h3", { text: (DELEGATE_LABELS[heap.delegate] || heap.delegate) + ": peak " + formatBytes(heap.peak_bytes) }),
+    element("h3", { text: (DELEGATE_LABELS[heap.delegate] || heap.delegate)
+      + (heap.threads > 1 ? ", " + heap.threads + " threads" : "") + ": peak " + formatBytes(heap.peak_bytes) }),
     element("div", { class: "note", text: heap.machine + " \u00b7 " + words }),
     bar,
     element("div", { class: "table-scroll" }, [table]),
