@@ -100,19 +100,23 @@ def campaign_table(
     names: Sequence[tuple[str, str, int]],
     case: Callable[[str, int], bytes],
     threads: dict[str, Any] | None = None,
+    *,
+    cache_file: Path = AVX2,
+    thread_count: int = THREADS,
 ) -> list[str]:
     """A held-out campaign's table over its `families`: `names` are (model, family, n), `case`
-    makes a model's bytes from (family, n); the 4-thread column where `threads` holds
-    measurements (THREADS threads), else none."""
+    makes a model's bytes from (family, n), `cache_file` holds their 1-thread figures; the
+    thread_count column where `threads` holds measurements at that many threads, else none."""
     import os
 
     from arenalens.runtimes.litert import eigen_blocking
 
     epyc = eigen_blocking.ZEN_EPYC
     os.environ[eigen_blocking.CACHES_VARIABLE] = f"{epyc.l1},{epyc.l2},{epyc.l3}"
-    cache = json.loads(AVX2.read_text())["models"]
+    cache = json.loads(cache_file.read_text())["models"]
     head = "| family | builtin exact / bound / under | builtin ÷ wheel | XNNPACK exact / bound / "
-    head += "under | XNNPACK ÷ wheel |" + (" 4 threads under (of sized) |" if threads else "")
+    head += "under | XNNPACK ÷ wheel |"
+    head += f" {thread_count} threads under (of sized) |" if threads else ""
     lines = [head + " arena offsets exact |", "|---" * (7 if threads else 6) + "|"]
     for family in families:
         counts = {mode: {"exact": 0, "bound": 0, "under": 0} for mode in MODES}
@@ -132,7 +136,7 @@ def campaign_table(
                 if row[0] not in ("unsized", "error"):
                     ratios[mode] += _ratios(path, measured[mode], MODES[mode])
             if threads and f"{name}.tflite" in threads:
-                for row in verdicts(path, threads[f"{name}.tflite"], THREADS).values():
+                for row in verdicts(path, threads[f"{name}.tflite"], thread_count).values():
                     sized = [v for v in row if v not in ("unsized", "error")]
                     threaded[0] += sum(v.startswith("under") for v in sized)
                     threaded[1] += len(sized)
