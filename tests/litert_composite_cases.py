@@ -52,7 +52,7 @@ def composite(seed: int) -> bytes:
 
 
 def hybrid_conv(seed: int) -> bytes:
-    """A hybrid CONV_2D (float input, int8 filter) drawn at random for heap_invoke.hybrid_gemm
+    """A hybrid CONV_2D (float input, int8 filter) drawn at random for kernel_gemm.hybrid_gemm
     (session 6's held-out `hybrid6_*`): output channels 1-12 (a multiple of 4 or not), one
     scale, several equal scales or distinct ones, grouped (2 groups) or not, kernel 1-3,
     stride 1-2."""

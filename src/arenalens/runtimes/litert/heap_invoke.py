@@ -77,6 +77,7 @@ from arenalens.runtimes.litert.heap_kernels import (
 from arenalens.runtimes.litert.heap_resources import VariablePlan, VariableReplay
 from arenalens.runtimes.litert.heap_threads import eigen_conv_eval, multithreaded_conv
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
+from arenalens.runtimes.litert.kernel_gemm import hybrid_gemm, node_gemm
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
     PreparedSubgraph,
@@ -88,7 +89,6 @@ from arenalens.runtimes.litert.ruy_heap import (
     Ruy,
     ruy_float_requests,
     ruy_requests,
-    sixteen_by_eight,
 )
 
 # Kernels whose Eval asks for the CPU back-end context (the first one creates it).
@@ -369,7 +369,7 @@ def _first_invoke(
         if gemm is not None and not gemm.custom_gemv:
             if gemm.quantized:
                 ruy.multiply(ruy_requests(gemm, layout), cpuinfo=cpuinfo)
-            elif layout.float_columns:
+            elif layout.float_columns or gemm.must_use_ruy:
                 ruy.multiply(ruy_float_requests(gemm, layout), cpuinfo=cpuinfo)
             else:
                 transient = eigen_heap_bytes(gemm, eigen_caches)
@@ -465,86 +465,6 @@ def external_values_steps(externals: int) -> Iterator[int]:
             capacity = grown
     if capacity:
         yield -glibc.usable(EXTERNAL_VALUE_BYTES * capacity)
-
-
-def node_gemm(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> Gemm | None:
-    """The GEMM a convolution or fully-connected node runs (None for any other node)."""
-    opcode, inputs, outputs = node.opcode, node.inputs, node.outputs
-    if opcode == "TRANSPOSE_CONV":
-        return _transpose_conv_gemm(prepared, inputs)
-    if opcode not in ("CONV_2D", "FULLY_CONNECTED") or len(inputs) < 2 or not outputs:
-        return None
-    data, weights, output = (_tensor(prepared, inputs[0]), _tensor(prepared, inputs[1]),
-                             _tensor(prepared, outputs[0]))  # fmt: skip
-    if data is None or weights is None or output is None or not weights.shape:
-        return None
-    if not output.shape or not data.shape:
-        return None
-    has_bias = len(inputs) > 2 and inputs[2] >= 0
-    # An int4 filter under an int8 input runs the int8 GEMM on its unpacked copy; a 16x8
-    # FULLY_CONNECTED's int16 RHS goes through ruy too.
-    sixteen = sixteen_by_eight(model, prepared.index, node.operator)
-    filters = _EIGHT_BIT | {"INT4"} if opcode == "FULLY_CONNECTED" else _EIGHT_BIT
-    quantized = sixteen or (data.dtype in _EIGHT_BIT and weights.dtype in filters)
-    if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
-        return None
-    rows = weights.shape[0]
-    depth = _product(weights.shape[1:])
-    if opcode == "CONV_2D":
-        if len(output.shape) != 4 or len(data.shape) != 4 or data.shape[3] != weights.shape[-1]:
-            return None  # grouped convolutions run the reference kernel: no GEMM
-        columns = _product(output.shape[:3])
-        per_channel = data.dtype == "INT8"
-    else:
-        columns = _product(data.shape) // max(depth, 1)
-        per_channel = _per_channel(model, prepared, inputs[1])
-    return Gemm(rows, depth, columns, per_channel, has_bias, quantized, rhs_bytes=1 + sixteen)
-
-
-def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> Gemm | None:
-    """TransposeConvV2: the HWOI weights (kh·kw·Cout rows × Cin) times each image's input
-    (Cin × H·W) into col2im, as int32 accumulators for 8-bit inputs (ruy) or floats (Eigen)."""
-    if len(inputs) < 3:
-        return None
-    weights, data = _tensor(prepared, inputs[1]), _tensor(prepared, inputs[2])
-    if weights is None or data is None or not weights.shape or not data.shape:
-        return None
-    if len(weights.shape) != 4 or len(data.shape) != 4:
-        return None
-    quantized = data.dtype in _EIGHT_BIT and weights.dtype in _EIGHT_BIT
-    if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
-        return None
-    rows = _product(weights.shape[:3])
-    return Gemm(rows, weights.shape[3], data.shape[1] * data.shape[2], False, False, quantized,
-                raw=True)  # fmt: skip
-
-
-def hybrid_gemm(
-    model: Model, prepared: PreparedSubgraph, node: RuntimeNode
-) -> tuple[Gemm | None, bool]:
-    """A hybrid convolution's ruy GEMM (None: it takes none), and whether that is known (it
-    is). conv.cc: a filter whose per-channel scales are not all equal (is_hybrid_per_channel),
-    or a grouped convolution, runs EvalHybridPerChannel: grouped, on the reference kernel
-    (nothing allocated), else HybridConvPerChannel, whose int32-accumulator Gemm always takes
-    ruy. Any other filter (one scale, or several equal ones) runs HybridConv, through ruy only
-    when its rows are a multiple of 4. (A too-large im2col sends it to the reference kernel
-    on mobile platforms only, not on Linux.)"""
-    weights = _tensor(prepared, node.inputs[1])
-    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
-    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
-    if weights is None or output is None or not weights.shape or not output.shape:
-        return None, False
-    rows = weights.shape[0]
-    columns = _product(output.shape[:-1])
-    gemm = Gemm(rows, _product(weights.shape[1:]), columns, False, False, True, raw=True)
-    depth = weights.shape[-1] if len(weights.shape) == 4 else 0
-    channels = data.shape[-1] if data is not None and data.shape else depth
-    grouped = depth > 0 and channels != depth
-    if grouped:
-        return None, True
-    if _scales_differ(model, prepared, node.inputs[1]):
-        return gemm, True
-    return (gemm if rows % 4 == 0 else None), True
 
 
 def _strings_written(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[int]:
@@ -760,25 +680,6 @@ def _unmodelled_bytes(model: Model, prepared: PreparedSubgraph, operator: int) -
         if index >= 0 and subgraph.tensors[index].has_data
     )
     return UNMODELLED_BYTES_PER_CONSTANT_BYTE * constants + UNMODELLED_PAGE_BYTES
-
-
-def _per_channel(model: Model, prepared: PreparedSubgraph, index: int) -> bool:
-    """A model tensor quantized with one scale per channel."""
-    if not 0 <= index < prepared.model_tensor_count:
-        return False
-    quantization = model.subgraphs[prepared.index].tensors[index].quantization
-    return quantization is not None and quantization.channel_count > 1
-
-
-def _scales_differ(model: Model, prepared: PreparedSubgraph, index: int) -> bool:
-    """A model tensor quantized per channel with scales that are not all equal (conv.cc
-    compares them as stored, float32)."""
-    from arenalens.tflite.reader import read_quantization_scales  # noqa: PLC0415
-
-    if not _per_channel(model, prepared, index):
-        return False
-    scales = read_quantization_scales(model, prepared.index, index)
-    return len(set(scales)) > 1
 
 
 def _tensor(prepared: PreparedSubgraph, index: int) -> RuntimeTensor | None:

@@ -73,6 +73,9 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         "UNPACK": 8,
         "SPLIT_V": 4,
         "GELU": 1,
+        # TfLiteConv3DParams: padding, three strides, three dilations, activation (session
+        # 18, held-out held18_conv3d_*).
+        "CONV_3D": 32,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -160,6 +163,10 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         # activations.cc Register_GELU: activations::Init, the OpData with its lookup table
         # (as LOGISTIC's); GeluPrepare fills it, keeping nothing else.
         "GELU": (1044,),
+        # conv3d.cc Init: `new OpData` (Padding3DValues' six int16, the im2col tensor id, two
+        # flags, the im2col index); its Prepare keeps the temporaries array and the im2col
+        # tensor's dims only.
+        "CONV_3D": (24,),
     }
 )
 # Operators seen allocating nothing in Init.

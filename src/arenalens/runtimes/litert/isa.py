@@ -65,6 +65,13 @@ class RuyLayout:
     rhs_columns: int
     float_columns: int = 0
 
+    @property
+    def ruy_float_columns(self) -> int:
+        """The float kernel's columns when a GEMM takes ruy anyway (cpu_backend_gemm.h's
+        must_use_ruy): Arm's float_columns; on x86-64 ruy's float kernel is as wide as its
+        8-bit one (kernel_x86.h: AVX2 8x8, AVX-512 16x16)."""
+        return self.float_columns or self.lhs_columns
+
 
 @dataclass(frozen=True, slots=True)
 class IsaProfile:

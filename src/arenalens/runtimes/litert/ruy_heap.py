@@ -46,10 +46,13 @@ class Gemm:
     quantized: bool  # 8-bit: ruy; float: Eigen
     raw: bool = False  # int32 accumulators out: that Gemm always takes ruy, never the GEMV
     rhs_bytes: int = 1  # 2: int16 activations (16x8), which the custom GEMV never takes
+    # A float GEMM whose storage orders are not Eigen's (a column-major LHS: CONV_3D):
+    # cpu_backend_gemm.h's must_use_ruy sends it to ruy before any GEMV or Eigen.
+    must_use_ruy: bool = False
 
     @property
     def custom_gemv(self) -> bool:
-        if (self.raw and self.quantized) or self.rhs_bytes != 1:
+        if (self.raw and self.quantized) or self.rhs_bytes != 1 or self.must_use_ruy:
             return False
         return (
             self.columns == 1
@@ -157,15 +160,17 @@ def ruy_requests(gemm: Gemm, layout: RuyLayout = HOST.ruy[0]) -> list[int]:
 
 
 def ruy_float_requests(gemm: Gemm, layout: RuyLayout) -> list[int]:
-    """A float GEMM through ruy (Arm builds, TFLITE_WITH_RUY): the bias padded to the kernel's
-    columns when the rows are not a multiple of them, then each packed operand (depth
-    unpadded, columns to the float kernel's, 4 B each, plus the aliasing period) and its
-    sums (one float per column: prepare_packed_matrices.cc allocates them for every type)."""
-    columns = _round_up(gemm.rows, layout.float_columns)
+    """A float GEMM through ruy (Arm builds, TFLITE_WITH_RUY; anywhere must_use_ruy): the bias
+    padded to the kernel's columns when the rows are not a multiple of them, then each packed
+    operand (depth unpadded, columns to the float kernel's, 4 B each, plus the aliasing
+    period) and its sums (one float per column: prepare_packed_matrices.cc allocates them for
+    every type)."""
+    kernel = layout.ruy_float_columns
+    columns = _round_up(gemm.rows, kernel)
     requests: list[int] = []
     if columns > gemm.rows and gemm.has_bias:
         requests.append(_block(4 * columns))
-    for side_columns in (columns, _round_up(gemm.columns, layout.float_columns)):
+    for side_columns in (columns, _round_up(gemm.columns, kernel)):
         requests.append(_block(4 * gemm.depth * side_columns + RUY_ALIASING_BYTES))
         requests.append(_block(4 * side_columns))
     return requests
