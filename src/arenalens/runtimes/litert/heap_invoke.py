@@ -108,6 +108,8 @@ EIGEN_COLUMN_TILE = 4
 EIGEN_DEPTH_TILE = 8
 
 _EIGHT_BIT = frozenset({"INT8", "UINT8"})
+# DEQUANTIZE's unpacked copy per input byte (dequantize.h bytes_unpacked).
+_DEQUANTIZE_UNPACKED = MappingProxyType({"INT4": 2, "UINT4": 2, "INT2": 4})
 _REDUCTIONS = frozenset(
     {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL"}
 )
@@ -501,6 +503,12 @@ def _kernel_transients(
         data, weights = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
         if data is not None and weights is not None and data.dtype == "INT8":
             yield glibc.usable(2 * weights.nbytes)
+    if opcode == "DEQUANTIZE" and inputs and (data := _tensor(prepared, inputs[0])) is not None:
+        # dequantize.h DequantizeImpl / PerChannelDequantizeImpl: `make_unique<int8_t[]>` of
+        # the input's bytes (twice for int4, four times for int2) whatever its type, float16
+        # included, used only to unpack sub-byte inputs (operator new[] takes 1 B for 0).
+        unpacked = data.nbytes * _DEQUANTIZE_UNPACKED.get(data.dtype, 1)
+        yield glibc.usable(max(unpacked, 1))
 
 
 def _grow_tensors_vector(heap: LiveHeap, prepared: PreparedSubgraph) -> None:
