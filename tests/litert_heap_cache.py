@@ -19,7 +19,8 @@ from arenalens.runtimes.litert.isa import HOST, X86_64_V3_ZEN, IsaProfile
 from tests.litert_heap_measure import DATA
 
 AVX2_DATA = DATA.with_name("litert_heap_avx2.json")
-GENERATED = (DATA, AVX2_DATA)
+HELD18_DATA = DATA.with_name("litert_heap_held18.json")  # session 18's campaign, the EPYC
+GENERATED = (DATA, AVX2_DATA, HELD18_DATA)
 
 
 @functools.cache

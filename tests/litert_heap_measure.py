@@ -61,6 +61,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
 DATA = REPO_ROOT / "tests/data/litert_heap.json"
 MODES = ("builtin", "xnnpack")
+# The EPYC's caches, each remade by its own command's --only (held18: its campaign's own file).
+EPYC_FILES = ("litert_heap_avx2.json", "litert_heap_held18.json")
 TIMEOUT_SECONDS = 300
 # Held-out generated models: (name, family, seed). Families of flows/models.py and the random
 # LiteRT graphs of tests/litert_random_graphs.py.
@@ -696,10 +698,10 @@ def remade(name: str, which: str, data: Path, only: str) -> bool:
 def _cached_names() -> tuple[frozenset[str], frozenset[str]]:
     """The model names litert_heap.json and litert_heap_avx2.json hold (read once a run)."""
     found = []
-    for path in (DATA, DATA.with_name("litert_heap_avx2.json")):
+    for path in (DATA, *(DATA.with_name(name) for name in EPYC_FILES)):
         document = json.loads(path.read_text()) if path.is_file() else {"models": {}}
         found.append(frozenset(document["models"]))
-    return found[0], found[1]
+    return found[0], frozenset().union(*found[1:])
 
 
 def remake_command(data: Path, only: str, previous: str | None) -> str:

@@ -503,6 +503,13 @@ def _kernel_transients(
         data, weights = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
         if data is not None and weights is not None and data.dtype == "INT8":
             yield glibc.usable(2 * weights.nbytes)
+    softmax = _tensor(prepared, inputs[0]) if opcode == "SOFTMAX" and inputs else None
+    if softmax is not None and softmax.dtype == "FLOAT32" and softmax.shape:
+        # optimized_ops::SoftmaxImpl (one thread): Eigen's colwise max, then the colwise
+        # sum's inverse, one float per row each, one after the other (aligned_malloc: 64 B
+        # more, EIGEN_ALIGNMENT_BYTES).
+        for _ in range(2):
+            yield glibc.usable(4 * _product(softmax.shape[:-1]) + EIGEN_ALIGNMENT_BYTES)
     if opcode == "DEQUANTIZE" and inputs and (data := _tensor(prepared, inputs[0])) is not None:
         # dequantize.h DequantizeImpl / PerChannelDequantizeImpl: `make_unique<int8_t[]>` of
         # the input's bytes (twice for int4, four times for int2) whatever its type, float16
