@@ -76,6 +76,11 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         # TfLiteConv3DParams: padding, three strides, three dilations, activation (session
         # 18, held-out held18_conv3d_*).
         "CONV_3D": 32,
+        # TfLiteArgMaxParams / TfLiteArgMinParams: the output type (ParseArgMax/ParseArgMin);
+        # TfLiteResizeNearestNeighborParams: align_corners, half_pixel_centers.
+        "ARG_MAX": 4,
+        "ARG_MIN": 4,
+        "RESIZE_NEAREST_NEIGHBOR": 2,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -95,6 +100,8 @@ NO_PARSE = frozenset(
         "ATAN2", "ROUND", "SIGN", "SLICE", "SCATTER_ND", "TOPK_V2", "RELU_0_TO_1", "LOG_SOFTMAX",
         "LOGICAL_OR", "GREATER", "LESS",
         "GATHER_ND",  # ParseGatherNd keeps nothing
+        "HARD_SWISH",  # ParseHardSwish keeps nothing (flatbuffer_conversions.cc)
+        "EMBEDDING_LOOKUP",  # ParseEmbeddingLookup keeps nothing
     }
 )  # fmt: skip
 # Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
@@ -167,6 +174,9 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         # flags, the im2col index); its Prepare keeps the temporaries array and the im2col
         # tensor's dims only.
         "CONV_3D": (24,),
+        # activations.cc HardSwishInit: `new HardSwishData` (HardSwishParams: three int16
+        # and two int exponents, 20 B); ParseHardSwish keeps nothing, nor does its Prepare.
+        "HARD_SWISH": (20,),
     }
 )
 # Operators seen allocating nothing in Init.
@@ -182,6 +192,8 @@ NO_INIT = frozenset(
         "SQUARE",  # elementwise.cc Register_SQUARE: init nullptr (held-out xnn9_square_*)
         # unpack.cc, split_v.cc, gather_nd.cc: registered without an Init (session 15).
         "UNPACK", "SPLIT_V", "GATHER_ND",
+        # arg_min_max.cc, embedding_lookup.cc, resize_nearest_neighbor.cc: no Init (session 18).
+        "ARG_MAX", "ARG_MIN", "EMBEDDING_LOOKUP", "RESIZE_NEAREST_NEIGHBOR",
     }
 )  # fmt: skip
 # ADD_N's Prepare asks for the CPU back-end context (add_n.cc), so the first one creates it
