@@ -37,7 +37,13 @@ EIGEN_UNMEASURED_BYTES = 4_096  # over the line, per pool, at other thread count
 EIGEN_UNMEASURED_THREAD_BYTES = 64  # and per thread
 # The contraction's task closures and barrier beside its replayed blocks (eigen_parallel).
 CONTEXT_BYTES = 512
-_THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
+# CONV_3D: its GEMM always takes ruy (cpu_backend_gemm must_use_ruy), ruy's pool with it.
+_THREADED_KERNELS = (
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "CONV_3D",
+)  # fmt: skip
+# optimized_ops::Softmax (float): batch / 8 tasks, capped by the threads, on the CPU back end's
+# pool (cpu_backend_threadpool::Execute) once two or more.
+SOFTMAX_ROWS_PER_TASK = 8
 
 
 def threads_unsized(model: Model, threads: int, isa: IsaProfile = HOST) -> tuple[str, ...]:
@@ -268,6 +274,8 @@ def _ruy_threaded(
     x86-64, a float CONV_2D (im2col and Eigen's single-threaded product) or a float
     FULLY_CONNECTED of one row (a matrix × vector product): measured, nothing for them on the
     48 mt16_* / mt17_* cases at 2 and 4 threads, dilated ones and heads included."""
+    if operator.opcode == "SOFTMAX":
+        return _softmax_tasks(subgraph, operator) > 1
     if operator.opcode not in _THREADED_KERNELS or operator.index in eigen:
         return False
     if isa.family == "arm64" or operator.opcode not in ("CONV_2D", "FULLY_CONNECTED"):
@@ -286,6 +294,20 @@ def _ruy_threaded(
     for dim in data.shape:
         elements *= max(dim, 1)
     return elements != max(weights.shape[1], 1)
+
+
+def _softmax_tasks(subgraph: Subgraph, operator: Operator) -> int:
+    """How many tasks a float SOFTMAX splits its rows into (before the thread cap)."""
+    index = operator.inputs[0] if operator.inputs else -1
+    if not 0 <= index < len(subgraph.tensors):
+        return 0
+    data = subgraph.tensors[index]
+    if data.dtype.name != "FLOAT32" or not data.shape:
+        return 0
+    rows = 1
+    for dim in data.shape[:-1]:
+        rows *= max(dim, 1)
+    return rows // SOFTMAX_ROWS_PER_TASK
 
 
 def _eigen_operators(model: Model) -> dict[int, frozenset[int]]:
