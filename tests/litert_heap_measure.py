@@ -47,6 +47,8 @@ from tests.litert_held17_after import (
 )
 from tests.litert_held17_cases import NAMES as HELD17_NAMES
 from tests.litert_held17_cases import held17_case
+from tests.litert_held18_after import NAMES as HELD18B_NAMES
+from tests.litert_held18_after import held18b_case
 from tests.litert_held18_cases import NAMES as HELD18_NAMES
 from tests.litert_held18_cases import held18_case
 from tests.litert_int4_18_cases import BWQ18_RUNS, RUY18_NAMES, bwq18_case, ruy18_case
@@ -354,6 +356,8 @@ HELD_OUT = (*HELD_OUT, *RUY18_NAMES, *BWQ18_RUNS)
 # Session 18 (litert-held18): families no campaign drew (tests/litert_held18_cases.py), into
 # tests/data/litert_heap_held18.json.
 HELD_OUT = (*HELD_OUT, *((name, f"held18:{family}", n) for name, family, n in HELD18_NAMES))
+# Drawn after its fixes (tests/litert_held18_after.py), into the same file.
+HELD_OUT = (*HELD_OUT, *HELD18B_NAMES)
 
 
 def kernel_case(name: str) -> bytes:
@@ -390,6 +394,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return held17_case(family.removeprefix("held17:"), seed)
     if family.startswith("held18:"):
         return held18_case(family.removeprefix("held18:"), seed)
+    if family == "held18b":
+        return held18b_case(seed)
     if family == "late":
         return late_case(seed)
     if family == "sixteen":

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from tests.litert_heap_measure import REPO_ROOT, cache_document, tracer
 from tests.litert_held15 import campaign_table
+from tests.litert_held18_after import NAMES as AFTER
+from tests.litert_held18_after import held18b_case
 from tests.litert_held18_cases import FAMILIES, NAMES, held18_case
 
 DATA = REPO_ROOT / "tests/data/litert_heap_held18.json"
@@ -28,7 +30,12 @@ THREADS_DATA = REPO_ROOT / "tests/data/litert_heap_held18_threads.json"
 THREADS_COMMAND = "python -m tests.litert_held18 --threads"
 
 
-def measure_threads() -> None:
+def case(family: str, n: int) -> bytes:
+    """A campaign model's bytes by family and number (the later draws, `held18b`, included)."""
+    return held18b_case(n) if family == "held18b" else held18_case(family, n)
+
+
+def measure_threads(only: str = "") -> None:
     """Every campaign model under both resolvers at THREADS threads → THREADS_DATA (the driver
     of tests/litert_heap_threads.py)."""
     from tests.litert_heap_threads import measure
@@ -37,9 +44,11 @@ def measure_threads() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
-        for name, family, n in NAMES:
+        for name, family, n in (*NAMES, *AFTER):
+            if only not in name:
+                continue
             path = folder / f"{name}.tflite"
-            path.write_bytes(held18_case(family, n))
+            path.write_bytes(case(family, n))
             entry = {mode: measure(library, path, mode, THREADS) for mode in ("builtin", "xnnpack")}
             document["models"][path.name] = entry
             print(path.name, json.dumps(entry), flush=True)
@@ -50,16 +59,18 @@ def measure_threads() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", action="store_true", help=f"measure at {THREADS} threads")
-    if parser.parse_args(argv).threads:
-        measure_threads()
+    parser.add_argument("--only", default="", help="with --threads: names containing this")
+    arguments = parser.parse_args(argv)
+    if arguments.threads:
+        measure_threads(arguments.only)
         return 0
     threads = json.loads(THREADS_DATA.read_text())["models"] if THREADS_DATA.is_file() else None
     with tempfile.TemporaryDirectory() as scratch:
         lines = campaign_table(
             Path(scratch),
-            FAMILIES,
-            NAMES,
-            held18_case,
+            (*FAMILIES, "held18b"),
+            (*NAMES, *AFTER),
+            case,
             threads,
             cache_file=DATA,
             thread_count=THREADS,

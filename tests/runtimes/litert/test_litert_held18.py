@@ -19,13 +19,14 @@ from arenalens.runtimes.litert.heap import interpreter_heap
 from arenalens.runtimes.litert.isa import X86_64_V3_ZEN
 from arenalens.runtimes.litert.prepare_refusals import prepare_refusals
 from tests.litert_held15 import MOMENTS
-from tests.litert_held18 import DATA, THREADS, THREADS_COMMAND, THREADS_DATA
-from tests.litert_held18_cases import NAMES, held18_case
+from tests.litert_held18 import DATA, THREADS, THREADS_COMMAND, THREADS_DATA, case
+from tests.litert_held18_after import NAMES as AFTER
+from tests.litert_held18_cases import NAMES
 
 CACHE: dict[str, Any] = json.loads(DATA.read_text())
 THREADED: dict[str, Any] = json.loads(THREADS_DATA.read_text())
 MODES = (("builtin", "none"), ("xnnpack", "xnnpack"))
-_FAMILY = {name: (family, n) for name, family, n in NAMES}
+_FAMILY = {name: (family, n) for name, family, n in (*NAMES, *AFTER)}
 RUNS = sorted(
     name for name in _FAMILY if "error" not in CACHE["models"][f"{name}.tflite"]["builtin"]
 )
@@ -40,15 +41,17 @@ def _epyc_caches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _analysis(name: str, folder: Path) -> Any:
     path = folder / f"{name}.tflite"
-    path.write_bytes(held18_case(*_FAMILY[name]))
+    path.write_bytes(case(*_FAMILY[name]))
     return analyze(path, runtime="litert")
 
 
 def test_every_held18_model_is_measured() -> None:
-    assert len(NAMES) == 60
+    assert len(NAMES) == 60 and len(AFTER) == 16
     assert all(f"{name}.tflite" in CACHE["models"] for name in _FAMILY)
     assert all(f"{name}.tflite" in THREADED["models"] for name in _FAMILY)
-    assert CACHE["command"].endswith("--cache tests/data/litert_heap_held18.json --only held18_")
+    assert CACHE["command"].endswith(
+        "--cache tests/data/litert_heap_held18.json --only held18_,held18b_"
+    )
     assert THREADED["command"] == THREADS_COMMAND
 
 
@@ -71,7 +74,8 @@ def _never_under(name: str, real: dict[str, Any], threads: int, folder: Path) ->
 def test_never_under_the_wheel(name: str, tmp_path: Path) -> None:
     """One thread, builtin and XNNPACK, after setup, after the first invoke and at the peak
     (the CONV_3D, float16 DEQUANTIZE, detection and U-Net models were under before session
-    18's fixes: ruy's CONV_3D GEMM, DEQUANTIZE's copy, float SOFTMAX's temporaries)."""
+    18's fixes: ruy's CONV_3D GEMM, DEQUANTIZE's copy, float SOFTMAX's temporaries; and
+    held18b_5 / _7, drawn after them, under XNNPACK at the peak: its float16 constants)."""
     _never_under(name, CACHE["models"][f"{name}.tflite"], 1, tmp_path)
 
 
