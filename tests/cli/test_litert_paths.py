@@ -201,3 +201,18 @@ def test_every_heap_figure_says_its_threads(
         code, report = _json(capsys, "report", *litert, *flag, "--json")
         heaps = report["reports"][0]["interpreter_heap"]
         assert code == 0 and {heap["threads"] for heap in heaps} == {threads}
+
+
+def test_every_linux_device_where_litert_cannot_run(
+    models: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check --runtime litert --target all` on a model LiteRT cannot run lists Linux devices,
+    as for a model it runs: the devices' table and footnote, no 'after optimize' column (found
+    walking a blockwise FC under int16 input, session 18: the microcontrollers' title, column and
+    'on every board', since the refusal has only the arenas' verdict, not a process-memory one)."""
+    path = str(models["read_first_int32"])
+    assert main(["check", path, "--runtime", "litert", "--target", "all", "--no-color"]) == 1
+    out = capsys.readouterr().out
+    assert "CANNOT RUN on every Linux device\n" in out
+    assert "Linux devices (available = RAM minus" in out and "after optimize" not in out
+    assert "the interpreter's peak heap" in out and "boards (available" not in out

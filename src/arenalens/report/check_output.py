@@ -120,20 +120,21 @@ def render_boards(
     for verdict in verdicts:
         if not verdict.has_number and verdict.answer is not None:
             blocked[verdict.answer.value] = blocked.get(verdict.answer.value, 0) + 1
+    # Linux devices by the target, not the figure: a model LiteRT cannot run has no process
+    # memory figure, only its arenas' verdict, and is still listed as devices.
+    linux = first_fit.target is not None and first_fit.target.runs_linux
+    board = "Linux device" if linux else "board"
     if sum(blocked.values()) == len(verdicts) and len(blocked) == 1:
         heading = Text.assemble(
-            (first.model, "bold"), ": ", (next(iter(blocked)), "bold red"), " on every board"
+            (first.model, "bold"), ": ", (next(iter(blocked)), "bold red"), f" on every {board}"
         )
     else:
         heading = Text.assemble(
             (first.model, "bold"),
-            f" fits {fitting} of {len(verdicts)} "
-            + ("Linux devices" if first.declared.is_process_memory else "boards")
-            + " as it is",
+            f" fits {fitting} of {len(verdicts)} {board}s as it is",
             f", {after} more after `arenalens optimize`" if after else "",
             "".join(f"; {answer} on {count}" for answer, count in blocked.items()),
         )
-    linux = first.declared.is_process_memory
     if first_fit.reserve_is_default and linux:
         reserve = " minus what the OS and the rest of the app keep (--list-targets; --reserve)"
     elif first_fit.reserve_is_default:
