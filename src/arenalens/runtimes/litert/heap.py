@@ -83,6 +83,7 @@ from arenalens.runtimes.litert.heap_xnnpack_setup import (
 )
 from arenalens.runtimes.litert.isa import HOST, IsaProfile
 from arenalens.runtimes.litert.rules import litert_plans
+from arenalens.runtimes.litert.xnnpack_node_builds import NodeBuilds
 
 DELEGATES = ("xnnpack", "none")
 DEFAULT_DELEGATE = "xnnpack"  # LiteRT applies XNNPACK unless told not to
@@ -196,7 +197,9 @@ def interpreter_heap(
     setup = setup_blocks(read, arena_sizes, view=planned, reshapes=reshapes)
     if planned is not None and view is None:
         arena_sizes = heap_xnnpack.view_arena_sizes(planned)
-    replayed = xnnpack_objects.delegate_objects(model) if delegate == "xnnpack" else None
+    # The delegate's nodes of each subset run, built once for this call (xnnpack_node_builds).
+    builds = NodeBuilds(model)
+    replayed = xnnpack_objects.delegate_objects(model, builds) if delegate == "xnnpack" else None
     delegate_blocks = replayed.blocks if replayed is not None else 0
     created = [block for block in setup if block.phase == "create"]
     allocated = [block for block in setup if block.phase == "allocate"]
@@ -304,7 +307,7 @@ def interpreter_heap(
 
         def parts_of(given: heap_control_flow.Ways) -> list[HeapPart]:
             invoked = [*base, *delegated(ways=given)]
-            return [*invoked, _build_transient(model, invoked, replayed, isa)]
+            return [*invoked, _build_transient(model, invoked, replayed, isa, builds)]
 
         parts = parts_of(heap_control_flow.NO_WAYS)
         ways = heap_ways.heap_ways(read, view, parts_of)
@@ -340,6 +343,7 @@ def _build_transient(
     parts: Sequence[HeapPart],
     replayed: xnnpack_objects.DelegateObjects | None,
     isa: IsaProfile,
+    builds: NodeBuilds | None = None,
 ) -> HeapPart:
     """The delegate's build moment (heap_build) over the first invoke's peak, when above it."""
     setup = {part.name: part.nbytes for part in parts if part.phase == "setup"}
@@ -348,7 +352,7 @@ def _build_transient(
     late = [part for part in parts if part.name in heap_build.LATE_PARTS]
     exact = exact and all(part.exact or part.mmapped for part in late)
     moment, replayed_moment = heap_build.build_moment_bytes(
-        model, setup, replayed, exact, isa, delegate_bytes=XNNPACK_DELEGATE_BYTES
+        model, setup, replayed, exact, isa, delegate_bytes=XNNPACK_DELEGATE_BYTES, builds=builds
     )
     # Float16 constants DEQUANTIZEd (the converter's float16 weights): the delegate unpacks
     # them to float32 while it builds, not replayed (held18b_5: 3,336 B over the replayed

@@ -53,10 +53,10 @@ from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.libstdcxx import sized_bucket_count
 from arenalens.runtimes.litert.prepare.driver import prepare_model
+from arenalens.runtimes.litert.xnnpack_node_builds import NodeBuilds, subset_nodes
 from arenalens.runtimes.litert.xnnpack_workspace import (
     BINARY_NODES,
     _Node,
-    _nodes,
     binary_activation,
     dynamically_quantized,
     hybrid_batch_matmul,
@@ -111,10 +111,13 @@ def defined_nodes(subgraph: Subgraph, subset: NodeSubset) -> int:
     return count
 
 
-def subgraph_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
-    """The XNNPACK subgraph of a subset at the end of its kernel's Init."""
+def subgraph_bytes(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, builds: NodeBuilds | None = None
+) -> int:
+    """The XNNPACK subgraph of a subset at the end of its kernel's Init (`builds`: the call's
+    nodes, xnnpack_node_builds)."""
     external = len(xnnpack_objects.kernel_tensors(subgraph, subset))
-    runtime_nodes, values = xnnpack_objects.runtime_counts(subgraph, subset, model)
+    runtime_nodes, values = xnnpack_objects.runtime_counts(subgraph, subset, model, builds)
     # The optimizer reserves one more value and node before it looks at a node: for a
     # BATCH_MATMUL (rewrite_dequant_bmm_at) and for every binary elementwise node
     # (optimize_common_subgraphs_iter → widen_fp16_accumulators, whatever the operands): a full
@@ -368,24 +371,31 @@ def _packed(
     return (xnnpack_packing.aligned_block(request) if request else 0) + extra
 
 
-def kernel_init_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model, isa: IsaProfile) -> int:
+def kernel_init_bytes(
+    subgraph: Subgraph,
+    subset: NodeSubset,
+    model: Model,
+    isa: IsaProfile,
+    builds: NodeBuilds | None = None,
+) -> int:
     """What one delegate kernel's Init leaves: its node and maps, its runtime, its operators as
     created (their reshape-time buffers come with Prepare) and its packed weights."""
-    made, _ = xnnpack_objects.operators_bytes(subgraph, subset, model)
+    made, _ = xnnpack_objects.operators_bytes(subgraph, subset, model, builds)
     return (
         xnnpack_objects.kernel_bytes(subgraph, subset, model)
-        + xnnpack_objects.runtime_bytes(subgraph, subset, model)
+        + xnnpack_objects.runtime_bytes(subgraph, subset, model, builds)
         + made
-        - xnnpack_objects.reshape_bytes(subgraph, subset, model)
-        + _created_packing(subgraph, subset, subset.operators, model, isa)
+        - xnnpack_objects.reshape_bytes(subgraph, subset, model, builds)
+        + _created_packing(subgraph, subset, subset.operators, model, isa, builds=builds)
     )
 
 
-def _created(subgraph: Subgraph, subset: NodeSubset, model: Model) -> set[int]:
+def _created(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, builds: NodeBuilds | None
+) -> set[int]:
     """The operators of a subset the runtime creates: those XNNPACK's clean-up (dead nodes)
     and fusions keep."""
-    boundary = set(subset.inputs) | set(subset.outputs)
-    return {node.operator for node in _nodes(subgraph, subset.operators, boundary, model)}
+    return {node.operator for node in subset_nodes(subgraph, subset, model, builds)}
 
 
 def _created_packing(
@@ -394,10 +404,12 @@ def _created_packing(
     operators: tuple[int, ...] | list[int],
     model: Model,
     isa: IsaProfile,
+    *,
+    builds: NodeBuilds | None = None,
 ) -> int:
     """The weights packed for those of `operators` the runtime creates: a dead operator
     (its output read by nobody) is removed before creation and packs nothing."""
-    created = _created(subgraph, subset, model)
+    created = _created(subgraph, subset, model, builds)
     return sum(
         _packed(subgraph, subgraph.operators[index], isa, model)
         for index in operators
@@ -431,18 +443,24 @@ def _leading_node(subgraph: Subgraph, operator: Operator) -> int:
 
 
 def _created_from(
-    subgraph: Subgraph, subset: NodeSubset, position: int, model: Model, isa: IsaProfile
+    subgraph: Subgraph,
+    subset: NodeSubset,
+    position: int,
+    model: Model,
+    isa: IsaProfile,
+    *,
+    builds: NodeBuilds | None = None,
 ) -> int:
     """What a kernel's runtime creates from its operator at `position` on (their objects as
     created and their packed weights), which a moment before them does not yet hold."""
     rest = NodeSubset(subset.operators[position:], True, subset.inputs, subset.outputs)
     if not rest.operators:
         return 0
-    made, _ = xnnpack_objects.operators_bytes(subgraph, rest, model)
+    made, _ = xnnpack_objects.operators_bytes(subgraph, rest, model, builds)
     return (
         made
-        - xnnpack_objects.reshape_bytes(subgraph, rest, model)
-        + _created_packing(subgraph, subset, rest.operators, model, isa)
+        - xnnpack_objects.reshape_bytes(subgraph, rest, model, builds)
+        + _created_packing(subgraph, subset, rest.operators, model, isa, builds=builds)
     )
 
 
@@ -527,18 +545,29 @@ def delegate_kernels(model: Model) -> list[tuple[Subgraph, NodeSubset, int]]:
     return kernels
 
 
-def kernel_transient(subgraph: Subgraph, subset: NodeSubset, shared: int, model: Model) -> int:
+def kernel_transient(
+    subgraph: Subgraph,
+    subset: NodeSubset,
+    shared: int,
+    model: Model,
+    builds: NodeBuilds | None = None,
+) -> int:
     """What a kernel's build moment holds that allocate_tensors() frees before it returns: its
     XNNPACK subgraph, Init's containers and `shared` (delegate_kernels)."""
-    return subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset) + shared
+    held = subgraph_bytes(subgraph, subset, model, builds)
+    return held + init_temporaries(subgraph, subset) + shared
 
 
-def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> int:
+def build_moment(
+    model: Model, after_setup: int, late: int, isa: IsaProfile, builds: NodeBuilds | None = None
+) -> int:
     """The most an interpreter holds while the delegate builds its kernels (`replayed_moment`)."""
-    return replayed_moment(model, after_setup, late, isa)[0]
+    return replayed_moment(model, after_setup, late, isa, builds)[0]
 
 
-def replayed_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> tuple[int, bool]:
+def replayed_moment(
+    model: Model, after_setup: int, late: int, isa: IsaProfile, builds: NodeBuilds | None = None
+) -> tuple[int, bool]:
     """The most an interpreter holds while the delegate builds its kernels, and whether it is
     replayed (False where a bound sets it: a LUT's runtime whose chain holds values that are
     not 8-bit, `lut_runtime_bytes`, or an int4 per-channel kind's fingerprint dummy,
@@ -550,34 +579,36 @@ def replayed_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) 
     ISA's configurations), what the kernel holds before that operator is created, plus the
     fingerprint's blocks."""
     kernels = delegate_kernels(model)
+    # Each subset run's nodes, built once for this call (`builds`: the caller's, for `model`).
+    builds = builds if builds is not None and builds.model is model else NodeBuilds(model)
     # A CALL_ONCE init's reshape-time blocks are made at its first Eval, not in setup's figure.
     first_eval = xnnpack_subgraphs.first_eval_inits(model, heap_xnnpack.delegated_view(model))
     reshaped = sum(
-        xnnpack_objects.reshape_bytes(graph, subset, model)
+        xnnpack_objects.reshape_bytes(graph, subset, model, builds)
         for graph, subset, _ in kernels
         if graph.index not in first_eval
     )
     # The empty temporaries arrays Prepare replaces are held until then: in the transient
     # (delegate_kernels' shared bytes), not in what setup keeps.
     before = after_setup - late - reshaped - replaced_temporaries(model)
-    inits = [kernel_init_bytes(graph, subset, model, isa) for graph, subset, _ in kernels]
+    inits = [kernel_init_bytes(graph, subset, model, isa, builds) for graph, subset, _ in kernels]
     largest, bounded = 0, 0  # the largest moment; the largest one counted at a bound
     fingerprinted: set[tuple[object, ...]] = set()
     for position, (subgraph, subset, shared) in enumerate(kernels):
         later = sum(inits[position + 1 :])
         # Only operators that survive XNNPACK's clean-up and fusions are created.
-        boundary = set(subset.inputs) | set(subset.outputs)
-        nodes = _nodes(subgraph, subset.operators, boundary, model)
+        nodes = subset_nodes(subgraph, subset, model, builds)
         created = {node.operator for node in nodes}
-        held = subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset)
-        largest = max(largest, before - later + kernel_transient(subgraph, subset, shared, model))
+        held = subgraph_bytes(subgraph, subset, model, builds) + init_temporaries(subgraph, subset)
+        transient = kernel_transient(subgraph, subset, shared, model, builds)
+        largest = max(largest, before - later + transient)
         luts = [node for node in nodes if node.kind == "lut"]
         if luts:
             # Each LUT is computed by a runtime of its own while the subgraph is optimized,
             # in order, before this kernel's runtime, operators and packing exist; the
             # tables made so far (and its own) are held meanwhile.
-            pending = _created_from(subgraph, subset, 0, model, isa)
-            pending += xnnpack_objects.runtime_bytes(subgraph, subset, model)
+            pending = _created_from(subgraph, subset, 0, model, isa, builds=builds)
+            pending += xnnpack_objects.runtime_bytes(subgraph, subset, model, builds)
             moment = before - later + held + shared - pending
             for made, lut in enumerate(luts, start=1):
                 tables = made * glibc.usable(xnnpack_objects.LUT_BYTES)
@@ -593,14 +624,13 @@ def replayed_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) 
                 subgraph, operator, isa, fingerprinted
             )
             if deconvolution:
-                pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
-                    subgraph, operator
-                )
+                pending = _created_from(subgraph, subset, place, model, isa, builds=builds)
+                pending -= _leading_node(subgraph, operator)
                 moment = before - later + held + shared - pending + deconvolution
                 largest = max(largest, moment)
             scales = scale_scratch(subgraph, operator, model)
             if scales:
-                pending = _created_from(subgraph, subset, place + 1, model, isa)
+                pending = _created_from(subgraph, subset, place + 1, model, isa, builds=builds)
                 largest = max(largest, before - later + held + shared - pending + scales)
             kind = xnnpack_fingerprint.fingerprint_kind(subgraph, operator, isa.replay_tiles)
             if kind is None or kind in fingerprinted:
@@ -608,9 +638,8 @@ def replayed_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) 
             fingerprinted.add(kind)
             # Its own leading node (the copy before a FULLY_CONNECTED that does not keep its
             # dimensions, a hybrid convolution's convert) is created before it fingerprints.
-            pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
-                subgraph, operator
-            )
+            pending = _created_from(subgraph, subset, place, model, isa, builds=builds)
+            pending -= _leading_node(subgraph, operator)
             scratch = xnnpack_fingerprint.fingerprint_bytes(subgraph, operator, isa.replay_tiles)
             moment = before - later + held + shared - pending + scratch
             largest = max(largest, moment)
@@ -638,6 +667,7 @@ def build_moment_bytes(
     isa: IsaProfile,
     *,
     delegate_bytes: int,
+    builds: NodeBuilds | None = None,
 ) -> tuple[int, bool]:
     """The heap at the delegate's build moment, from the after-setup parts (`setup`: name →
     bytes), and whether it is replayed: on a replayed ISA (the measuring machine's, a first
@@ -662,6 +692,7 @@ def build_moment_bytes(
     if not exact:
         return bounded, False
     if not isa.replayed:
-        return max(build_moment(model, after_setup, late, isa) + deconvolution, bounded), False
+        moment = build_moment(model, after_setup, late, isa, builds)
+        return max(moment + deconvolution, bounded), False
     # On a replayed ISA a transposed convolution's fingerprint is replayed where it happens.
-    return replayed_moment(model, after_setup, late, isa)
+    return replayed_moment(model, after_setup, late, isa, builds)

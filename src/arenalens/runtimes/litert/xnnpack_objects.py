@@ -53,12 +53,12 @@ from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.heap_xnnpack import (
     NodeSubset,
     delegated_view,
-    int_values,
     keeps_dims,
     node_subsets,
     partition,
 )
 from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
+from arenalens.runtimes.litert.xnnpack_node_builds import NodeBuilds, subset_nodes
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     XNN_EXTRA_BYTES,
@@ -70,10 +70,15 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     deconvolution,
     round_up,
 )
+from arenalens.runtimes.litert.xnnpack_reshape_blocks import (
+    argmax_pooling_reshape,
+    average_pooling_reshape,
+    reduce_reshape,
+    resize_reshape,
+)
 from arenalens.runtimes.litert.xnnpack_slots import operator_slots
 from arenalens.runtimes.litert.xnnpack_workspace import (
     _Node,
-    _nodes,
     binary_activation,
     data_and_weights,
     dynamically_quantized,
@@ -352,12 +357,13 @@ def kernel_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     return total
 
 
-def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tuple[int, int]:
+def runtime_counts(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, builds: NodeBuilds | None = None
+) -> tuple[int, int]:
     """(nodes, values) of the XNNPACK runtime a delegate kernel creates: its operator-data
-    and value arrays hold one entry each."""
-    boundary = set(subset.inputs) | set(subset.outputs)
-    unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
-    fused = _nodes(subgraph, subset.operators, boundary, model)
+    and value arrays hold one entry each (`builds`: the call's nodes, xnnpack_node_builds)."""
+    unfused = subset_nodes(subgraph, subset, model, builds, fuse=False)
+    fused = subset_nodes(subgraph, subset, model, builds)
     # A node the fusions cleared (a PAD folded into its convolution, a fused variable copy, a
     # LUT chain's nodes) keeps its slot unless a later pass's clean-up compacts the array
     # (xnnpack_slots: MobileNetV2's 18 folded PADs counted, a merged float RELU not).
@@ -392,9 +398,11 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     return slots, values
 
 
-def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+def runtime_bytes(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, builds: NodeBuilds | None = None
+) -> int:
     """xnn_runtime, its operator data and its values."""
-    nodes, values = runtime_counts(subgraph, subset, model)
+    nodes, values = runtime_counts(subgraph, subset, model, builds)
     return (
         glibc.usable(RUNTIME_BYTES)
         + glibc.usable(OPERATOR_DATA_BYTES * nodes)
@@ -443,46 +451,6 @@ def _pads(subgraph: Subgraph, operator: Operator) -> bool:
     )
 
 
-def _average_pooling_reshape(subgraph: Subgraph, operator: Operator) -> int:
-    """reshape_average_pooling2d: its zero buffer (a pixel of channels + XNN_EXTRA_BYTES) and
-    its compressed indirection buffer (the top and bottom padded rows and one more)."""
-    data, output = subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.outputs[0]]
-    if len(data.shape) != 4 or len(output.shape) != 4:
-        return 0
-    element = data.dtype.element_bytes or 4
-    options = operator.options
-    height = int(options.get("filter_height", 1) or 1)
-    width = int(options.get("filter_width", 1) or 1)
-    stride_h = int(options.get("stride_h", 1) or 1)
-    stride_w = int(options.get("stride_w", 1) or 1)
-    padded = max((output.shape[1] - 1) * stride_h + height - data.shape[1], 0)
-    if options.get("padding") in (1, "VALID"):
-        padded = 0
-    top, bottom = padded // 2, padded - padded // 2
-    rows = -(-top // stride_h) + -(-bottom // stride_h) + 1
-    step = height * width + (output.shape[2] - 1) * min(stride_w, width) * height
-    pointers = height * width - 1 + rows * step
-    return aligned_block(XNN_EXTRA_BYTES + data.shape[3] * element) + glibc.usable(
-        POINTER_BYTES * pointers
-    )
-
-
-def _reduce_reshape(model: Model, subgraph: Subgraph, operator: Operator) -> int:
-    """xnn_reshape_reduce_nd over outer axes: a zero buffer of the trailing kept dimensions."""
-    data = subgraph.tensors[operator.inputs[0]]
-    axes = int_values(model, subgraph, operator.inputs[1]) if len(operator.inputs) > 1 else None
-    if axes is None or not data.shape:
-        return 0
-    rank = len(data.shape)
-    reduced = sorted({axis % rank for axis in axes})
-    if not reduced or reduced[-1] == rank - 1:
-        return 0
-    trailing = 1
-    for dim in data.shape[reduced[-1] + 1 :]:
-        trailing *= dim
-    return aligned_block(XNN_EXTRA_BYTES + trailing * (data.dtype.element_bytes or 4))
-
-
 def _operator_blocks(kind: str) -> int:
     aligned, plain = _KINDS[kind]
     return (
@@ -492,12 +460,14 @@ def _operator_blocks(kind: str) -> int:
     )
 
 
-def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tuple[int, bool]:
+def operators_bytes(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, builds: NodeBuilds | None = None
+) -> tuple[int, bool]:
     """Every XNNPACK operator the runtime creates for a subset (fused nodes create none), and
     whether each kind is modelled."""
     boundary = set(subset.inputs) | set(subset.outputs)
-    fused = _nodes(subgraph, subset.operators, boundary, model)
-    unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
+    fused = subset_nodes(subgraph, subset, model, builds)
+    unfused = subset_nodes(subgraph, subset, model, builds, fuse=False)
     folded_pads = {node.operator for node in unfused if node.kind == "PAD"} - {
         node.operator for node in fused if node.kind == "PAD"
     }
@@ -527,63 +497,29 @@ def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tup
     return total, exact
 
 
-def reshape_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+def reshape_bytes(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, builds: NodeBuilds | None = None
+) -> int:
     """The part of operators_bytes that xnn_reshape_runtime makes (in the kernel's Prepare,
     after every kernel's Init): average pooling's zero and indirection buffers, a reduction's
     zero buffer, a dynamically quantized convolution's reshape block."""
-    boundary = set(subset.inputs) | set(subset.outputs)
     total = 0
-    for node in _nodes(subgraph, subset.operators, boundary, model):
+    for node in subset_nodes(subgraph, subset, model, builds):
         operator = subgraph.operators[node.operator]
         if node.kind == operator.opcode and _microkernel(subgraph, operator) == "igemm":
             if dynamically_quantized(subgraph, operator):
                 total += glibc.usable(QD8_RESHAPE_BYTES)
         elif operator.opcode == "AVERAGE_POOL_2D" and node.kind == operator.opcode:
-            total += _average_pooling_reshape(subgraph, operator)
+            total += average_pooling_reshape(subgraph, operator)
         elif _KIND_OF.get(node.kind, node.kind) == "reduce":
-            total += _reduce_reshape(model, subgraph, operator)
+            total += reduce_reshape(model, subgraph, operator)
         elif node.kind == "RESIZE_BILINEAR":
-            total += _resize_reshape(subgraph, operator)
+            total += resize_reshape(subgraph, operator)
         elif node.kind == "TRANSPOSE_CONV" and dynamically_quantized(subgraph, operator):
             total += glibc.usable(QD8_RESHAPE_BYTES)
         elif node.kind in _ARGMAX_POOLINGS:
-            total += _argmax_pooling_reshape(subgraph, operator)
+            total += argmax_pooling_reshape(subgraph, operator)
     return total
-
-
-def _argmax_pooling_reshape(subgraph: Subgraph, operator: Operator) -> int:
-    """The indirection buffer of a MediaPipe pooling's reshape (malloc'd, one pointer each):
-    xnn_reshape_argmax_pooling2d_nhwc_f32, per output row, one pooling window and then a
-    pooling's width of rows per further output column (output rows × (pooling + (output
-    columns - 1) × pooling width × pooling height)); xnn_reshape_unpooling2d_nhwc_x32, one per
-    input pixel and pooling tap of every image. The window is the output's stride over the
-    input (the delegate takes only filter = stride)."""
-    pooled = operator.outputs[0] if "Argmax" in operator.opcode else operator.inputs[0]
-    full = operator.inputs[0] if "Argmax" in operator.opcode else operator.outputs[0]
-    pooled_shape, full_shape = subgraph.tensors[pooled].shape, subgraph.tensors[full].shape
-    if len(pooled_shape) != 4 or len(full_shape) != 4 or min(pooled_shape) <= 0:
-        return 0
-    window_h = -(-full_shape[1] // pooled_shape[1])
-    window_w = -(-full_shape[2] // pooled_shape[2])
-    window = window_h * window_w
-    batch, rows, columns = pooled_shape[:3]
-    if "Argmax" in operator.opcode:
-        pointers = rows * (window + (columns - 1) * window_w * window_h)
-    else:
-        pointers = batch * rows * columns * window
-    return glibc.usable(POINTER_BYTES * pointers)
-
-
-def _resize_reshape(subgraph: Subgraph, operator: Operator) -> int:
-    """xnn_reshape_resize_bilinear2d_nhwc: an indirection buffer of four pointers per output
-    pixel (malloc'd) and the interpolation weights, two per output pixel (float; int16 for
-    8-bit data), one aligned block."""
-    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
-    if output is None or len(output.shape) != 4:
-        return 0
-    pixels = output.shape[1] * output.shape[2]
-    weight = 4 if output.dtype.name == "FLOAT32" else 2
-    return glibc.usable(4 * POINTER_BYTES * pixels) + aligned_block(2 * weight * pixels)
 
 
 def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
@@ -668,21 +604,23 @@ def _node_bytes(
     if lookup_table(subgraph, node):
         total += aligned_block(LUT_BYTES)
     if operator.opcode == "AVERAGE_POOL_2D":
-        total += _average_pooling_reshape(subgraph, operator)
+        total += average_pooling_reshape(subgraph, operator)
     if node.kind in _ARGMAX_POOLINGS:
-        total += _argmax_pooling_reshape(subgraph, operator)
+        total += argmax_pooling_reshape(subgraph, operator)
     if kind == "reduce":
-        total += _reduce_reshape(model, subgraph, operator)
+        total += reduce_reshape(model, subgraph, operator)
     if kind == "resize":
-        total += _resize_reshape(subgraph, operator)
+        total += resize_reshape(subgraph, operator)
     return total
 
 
-def delegate_objects(model: Model) -> DelegateObjects | None:
-    """The delegate's objects for a model whose partition is modelled (None otherwise)."""
+def delegate_objects(model: Model, builds: NodeBuilds | None = None) -> DelegateObjects | None:
+    """The delegate's objects for a model whose partition is modelled (None otherwise);
+    `builds`: the call's nodes (xnnpack_node_builds), else made here."""
     view = delegated_view(model)
     if view is None:
         return None
+    builds = builds if builds is not None and builds.model is model else NodeBuilds(model)
     kernels = runtimes = operators = aligned = 0
     blocks = len(DELEGATE_REQUESTS) + CPUINFO_BLOCKS + 4
     exact = True
@@ -694,12 +632,12 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
             if not subset.delegated:
                 continue
             kernels += kernel_bytes(subgraph, subset, model)
-            runtimes += runtime_bytes(subgraph, subset, model)
-            made, known = operators_bytes(subgraph, subset, model)
+            runtimes += runtime_bytes(subgraph, subset, model, builds)
+            made, known = operators_bytes(subgraph, subset, model, builds)
             if subgraph.index in inits:
-                made -= reshape_bytes(subgraph, subset, model)
+                made -= reshape_bytes(subgraph, subset, model, builds)
             operators += made
-            aligned += aligned_blocks(subgraph, subset, model)
+            aligned += aligned_blocks(subgraph, subset, model, builds)
             exact = exact and known
             tensors = kernel_tensors(subgraph, subset)
             blocks += 12 + 2 * len(tensors) + 3 + 8 * len(subset.operators)
@@ -718,18 +656,20 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
     )
 
 
-def aligned_blocks(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+def aligned_blocks(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, builds: NodeBuilds | None = None
+) -> int:
     """How many SIMD-aligned blocks (xnn_allocate_simd_memory: posix_memalign(64, n)) the
     subset's created operators hold, of the kinds `_node_bytes` counts from `_KINDS` (each
     operator object, its aligned state; an 8-bit lookup table): each counted at the chunk's
     usable size and the 32 B tail _int_memalign keeps when the block lands where splitting it
     would leave 32 B or less (glibc.aligned_usable). Other kinds count none here (their tails
     stay in the part: never under)."""
-    boundary = set(subset.inputs) | set(subset.outputs)
-    read = {tensor for node in _nodes(subgraph, subset.operators, boundary, model)
-            for tensor in node.inputs} | boundary  # fmt: skip
+    nodes = subset_nodes(subgraph, subset, model, builds)
+    read = {tensor for node in nodes for tensor in node.inputs} | set(subset.inputs)
+    read |= set(subset.outputs)
     count = 0
-    for node in _nodes(subgraph, subset.operators, boundary, model):
+    for node in nodes:
         operator = subgraph.operators[node.operator]
         microkernel = _microkernel(subgraph, operator) if node.kind == operator.opcode else None
         if microkernel is not None:
