@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, check_plan, run_planner
+from arenalens.planning import checker
 from arenalens.planning.checker import _plainly_valid, checked_arena_size
 from arenalens.planning.problem import arena_size
 from tests.hang_guard import no_hang
@@ -113,10 +114,11 @@ def test_the_all_online_path_finds_what_the_general_sweep_finds(
     assert _verdict(problem, offsets) == _verdict(with_fixed, offsets | {far.id: 0})
 
 
+@pytest.mark.parametrize("steps_per_buffer", [0, 4, 1_000])
 @settings(max_examples=400, deadline=None)
-@given(online_problems())
+@given(case=online_problems())
 def test_the_usual_plans_quick_proof_is_the_brute_forces_answer(
-    case: tuple[Problem, dict[int, int]],
+    case: tuple[Problem, dict[int, int]], steps_per_buffer: int
 ) -> None:
     # `check_plan` trusts the quick sweep's "valid" and judges everything else in full, so a
     # quick proof that accepted a shared byte, or refused a valid plan, would pass unnoticed
@@ -125,19 +127,25 @@ def test_the_usual_plans_quick_proof_is_the_brute_forces_answer(
     problem, offsets = case
     if any(b.end < b.start for b in problem.buffers) or not problem.buffers:
         return
-    assert _plainly_valid(problem, offsets) is not brute_force_conflict(problem, offsets)
+    with pytest.MonkeyPatch.context() as patch:  # the sweep (0), step by step (1,000)
+        patch.setattr(checker, "_STEPS_PER_BUFFER", steps_per_buffer)
+        assert _plainly_valid(problem, offsets) is not brute_force_conflict(problem, offsets)
 
 
+@pytest.mark.parametrize("steps_per_buffer", [0, 4, 1_000])
 @settings(max_examples=400, deadline=None)
-@given(st.one_of(online_problems(), placed_problems()))
+@given(case=st.one_of(online_problems(), placed_problems()))
 def test_the_checked_size_is_the_checks_verdict_and_the_highest_end(
-    case: tuple[Problem, dict[int, int]],
+    case: tuple[Problem, dict[int, int]], steps_per_buffer: int
 ) -> None:
     # `run_planner` takes a plan's size from the check's own sweep where it can: the same
     # verdict as `check_plan` and the same size as `arena_size`, buffers of 0 bytes included.
+    # Both ways of the quick proof: the sweep (0), step by step wherever it applies (1,000).
     problem, offsets = case
     try:
-        size = checked_arena_size(problem, offsets)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(checker, "_STEPS_PER_BUFFER", steps_per_buffer)
+            size = checked_arena_size(problem, offsets)
     except PlanError as error:
         assert _verdict(problem, offsets) == str(error)
     else:
