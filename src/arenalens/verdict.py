@@ -21,7 +21,7 @@ from functools import cached_property, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from arenalens.builds.build import Build, build_document
+from arenalens.builds.build import NAMED_BY_USER, Build, build_document, kernels_flag
 from arenalens.cannot_run import Refusal
 from arenalens.declared import DeclaredArena, StatusAnswers
 from arenalens.effort import OPTIMIZE_EFFORT
@@ -635,8 +635,6 @@ def _asked_core(build: Build | None) -> tuple[str | None, str | None]:
     for a target's or the host's build."""
     if build is None or build.cpu is None:
         return None, None
-    from arenalens.builds.build import NAMED_BY_USER, kernels_flag  # noqa: PLC0415
-
     named = build.kernels_named_by == NAMED_BY_USER
     return build.cpu, kernels_flag(build) if named else None
 

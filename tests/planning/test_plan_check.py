@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens.errors import PlanError
-from arenalens.planning import Buffer, Problem, check_plan, run_planner
-from arenalens.planning import checker
+from arenalens.planning import Buffer, Problem, check_plan, checker, run_planner
 from arenalens.planning.checker import _plainly_valid, checked_arena_size
 from arenalens.planning.problem import arena_size
 from tests.hang_guard import no_hang

@@ -79,10 +79,10 @@ def _plain_arena_size(problem: Problem, offsets: Mapping[int, int]) -> int | Non
     a step, and no two buffers live at a common step sharing a byte. None for anything else
     and for any fault: `check_plan` then judges it in full and names the fault.
 
-    Step by step where the steps are few (`_shares_a_byte_at_a_step`: most plans, half the
-    cost), else one sweep over the sized buffers by first step, with the live ones' offsets in a
-    sorted list and their ends by offset (two live buffers never share an offset: they would share a byte):
-    a new buffer can only collide with its two neighbours. Live buffers leave in order of their
+    Step by step where the steps are few (`_shares_a_byte_at_a_step`: most plans), else one
+    sweep over the sized buffers by first step, with the live ones' offsets in a sorted list and
+    their ends by offset (two live buffers never share an offset: they would share a byte): a
+    new buffer can only collide with its two neighbours. Live buffers leave in order of their
     last step (a sorted list, no heap): those that ended before the new one's first step have
     all begun before it."""
     ids, starts, ends, sizes, fixed = problem.columns  # the planner's too
@@ -95,13 +95,16 @@ def _plain_arena_size(problem: Problem, offsets: Mapping[int, int]) -> int | Non
     if min(placed) < 0 or min(map(sub, ends, starts)) < 0:
         return None
     last = max(ends)
-    if min(starts) >= 0 and last < _STEPS_PER_BUFFER * len(ids) and (
-        sum(map(sub, ends, starts)) < _STEPS_PER_BUFFER * len(ids)
+    if (
+        min(starts) >= 0
+        and last < _STEPS_PER_BUFFER * len(ids)
+        and sum(map(sub, ends, starts)) < _STEPS_PER_BUFFER * len(ids)
     ):
         # The usual plan: a few buffers live at each of a few steps.
         if _shares_a_byte_at_a_step(starts, ends, placed, sizes, last + 1):
             return None
-        return max(map(add, placed, sizes))
+        size: int = max(map(add, placed, sizes))
+        return size
     # Sorted by their first int alone (a sort of tuples compares them item by item): the order
     # of buffers that begin (or leave) at one step does not change what the sweep finds.
     rows = sorted(compress(zip(starts, ends, placed, sizes, strict=True), sizes), key=_FIRST)

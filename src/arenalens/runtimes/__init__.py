@@ -200,8 +200,15 @@ RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(
 
 def get_runtime(name: str) -> Runtime:
     """Runtime name → its rules; UsageError for unknown names."""
-    module_name = RUNTIME_MODULES.get(name)
-    if module_name is None:
-        raise UsageError(f"unknown runtime '{name}' (known: {', '.join(RUNTIME_MODULES)})")
-    rules: Runtime = import_module(module_name).RUNTIME
+    rules = _LOADED.get(name)
+    if rules is None:
+        module_name = RUNTIME_MODULES.get(name)
+        if module_name is None:
+            raise UsageError(f"unknown runtime '{name}' (known: {', '.join(RUNTIME_MODULES)})")
+        rules = _LOADED[name] = import_module(module_name).RUNTIME
     return rules
+
+
+# Each runtime's rules once imported: import_module's look-up costs ~9 K instructions, and a
+# check asks twice (its analysis and the build it plans for).
+_LOADED: dict[str, Runtime] = {}
