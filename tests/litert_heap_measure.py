@@ -58,6 +58,7 @@ from tests.litert_int4_cases import ZERO_POINT_NAMES as INT4_ZERO_POINT_NAMES
 from tests.litert_int4_cases import int4_case, int4_zero_case, int4_zero_point_case
 from tests.litert_qs8qc4w17_cases import NAMES as QS8QC4W17_NAMES
 from tests.litert_qs8qc4w17_cases import qs8qc4w17_case
+from tests.litert_tconvu8_cases import TCONVU8_NAMES, tconvu8_case
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
@@ -358,6 +359,8 @@ HELD_OUT = (*HELD_OUT, *RUY18_NAMES, *BWQ18_RUNS)
 HELD_OUT = (*HELD_OUT, *((name, f"held18:{family}", n) for name, family, n in HELD18_NAMES))
 # Drawn after its fixes (tests/litert_held18_after.py), into the same file.
 HELD_OUT = (*HELD_OUT, *HELD18B_NAMES)
+# uint8 TRANSPOSE_CONVs, which XNNPACK takes (tests/litert_tconvu8_cases.py).
+HELD_OUT = (*HELD_OUT, *TCONVU8_NAMES)
 
 
 def kernel_case(name: str) -> bytes:
@@ -408,6 +411,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return ruy18_case(seed)
     if family == "bwq18":
         return bwq18_case(seed)
+    if family == "tconvu8":
+        return tconvu8_case(seed)
     if family == "int4pc16":
         return int4_case(seed)
     if family == "int4z17":
