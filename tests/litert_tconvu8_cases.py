@@ -52,8 +52,8 @@ def tconvu8_case(n: int) -> bytes:
         inputs = [shape, w, current]
         if draw.random() < 0.5:
             bias = rng.integers(-100, 100, out_channels).astype(np.int32)
-            inputs.append(g.add_constant(f"b{layer}", bias, "INT32",
-                                         quantization=quantization(scale * w_scale, 0)))  # fmt: skip
+            bias_spec = quantization(scale * w_scale, 0)
+            inputs.append(g.add_constant(f"b{layer}", bias, "INT32", quantization=bias_spec))
         out_scale, out_point = draw.choice((0.1, 0.5, 1.0)), draw.randrange(0, 256)
         y = g.add_tensor(f"y{layer}", [batch, out_h, out_w, out_channels], "UINT8",
                          quantization=quantization(out_scale, out_point))  # fmt: skip

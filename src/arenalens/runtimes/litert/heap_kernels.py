@@ -314,6 +314,13 @@ def prepare_requests(subgraph: Subgraph, operator: Operator) -> tuple[int, ...]:
     if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D") and data in _QUANTIZED:
         channels = _output_channels(subgraph, operator)
         return (4 * channels, 4 * channels)
+    if opcode == "TRANSPOSE_CONV" and _dtype(subgraph, operator.inputs, 2) in _QUANTIZED:
+        # transpose_conv.cc Prepare: per_channel_output_multiplier / _shift resized to the
+        # filter's output channels, one scale or one per channel (tconvu8_*: 32-160 B under
+        # after setup without them).
+        weights = _tensor(subgraph, operator.inputs, 1)
+        channels = weights.shape[0] if weights is not None and weights.shape else 1
+        return (4 * channels, 4 * channels)
     if opcode == "FULLY_CONNECTED" and data in _QUANTIZED:
         weights = _tensor(subgraph, operator.inputs, 1)
         if weights is not None and weights.quantization and weights.quantization.channel_count > 1:

@@ -338,11 +338,14 @@ _CLAMPED = frozenset(
     }
 )  # fmt: skip
 # The (data, weights, output) types a TRANSPOSE_CONV is modelled with: float, hybrid (float data,
-# int8 weights: dynamically quantized) and int8. The delegate's 8-bit unsigned path is not.
+# int8 weights: dynamically quantized), int8 and uint8 (the delegate's qu8 path: data and
+# filter pass CheckTensorFloat32OrQUInt8Type / CheckTensorFloat32OrQCInt8Type with one scale and
+# one zero point each; measured: tests/litert_tconvu8_cases.py). Mixed 8-bit kinds are not.
 _DECONVOLUTION_TYPES = (
     ("FLOAT32", "FLOAT32", "FLOAT32"),
     ("FLOAT32", "INT8", "FLOAT32"),
     ("INT8", "INT8", "INT8"),
+    ("UINT8", "UINT8", "UINT8"),
 )
 
 
@@ -372,9 +375,9 @@ def _takes_transpose_conv(
     if kinds not in _DECONVOLUTION_TYPES:
         return None if "UINT8" in kinds else False
     if any(
-        tensor.dtype.name == "INT8"
+        tensor.dtype.name in _EIGHT_BIT
         and (tensor.quantization is None or tensor.quantization.channel_count != 1)
-        for tensor in (data, output)
+        for tensor in (data, output, *((weights,) if kinds[1] == "UINT8" else ()))
     ):
         return False
     if len(inputs) == 4 and inputs[3] >= 0:

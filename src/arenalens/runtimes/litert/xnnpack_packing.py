@@ -564,7 +564,9 @@ def hybrid_weights_request(
 # stride is over 1, no stride exceeds the kernel and it is not dilated (is_subconv2d): each of
 # the stride_h × stride_w sub-kernels packs its taps, with a bias (and a scale) per channel of
 # its own; otherwise as one IGEMM over the whole kernel.
-DECONVOLUTION_EXTRA_BYTES = {"f32": 0, "qs8": 4, "qd8": 8}  # past the 4-byte bias per channel
+# Past the 4-byte bias per channel: qs8's kernel scale, qd8's two floats; qu8 (one kernel
+# scale, its zero point in the parameters: setup_packing_params_qu8) none.
+DECONVOLUTION_EXTRA_BYTES = {"f32": 0, "qs8": 4, "qd8": 8, "qu8": 0}
 SUBCONVOLUTION_PARAMS_BYTES = 72  # struct subconvolution_params, one per sub-kernel
 # The parameters XNNPACK fingerprints a deconvolution's packing with, once per process for each
 # kind (generate_fingerprint_parameters): 2 groups of 23 → 48 channels, 3×3, stride 2 for the
@@ -695,6 +697,12 @@ def deconvolution(
         kind, gemm = "qd8", hybrid_gemm(tiles)
     elif kinds == ("INT8", "INT8"):
         kind, gemm = "qs8", tiles.qs8_gemm
+    elif kinds == ("UINT8", "UINT8"):
+        # init_qu8_gemm_config's tile is qs8's on x86 (3x8c8 AVX2, 7x16c8 AVX512-SKX, 3x4c8
+        # SSE4.1); on arm64 4x16 (armv7 4x8) with no depth unroll: the same rows and columns
+        # as the qs8 tiles those profiles count, whose depth unroll is 1 or more (never fewer
+        # bytes). _Convolution takes qs8's for a uint8 convolution too.
+        kind, gemm = "qu8", tiles.qs8_gemm
     else:
         return None
     options = operator.options
