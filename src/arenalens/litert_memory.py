@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from arenalens.pipeline import Analysis
     from arenalens.runtimes import MemoryBudget, Obstacle
     from arenalens.runtimes.litert.heap import InterpreterHeap
-    from arenalens.runtimes.litert.heap_xnnpack import CreateFailure
+    from arenalens.runtimes.litert.heap_xnnpack import CreateFailure, XnnpackPartition
     from arenalens.runtimes.litert.isa import IsaProfile
     from arenalens.runtimes.litert.xnnpack_zero_points import ZeroPointFailure
     from arenalens.targets import Target
@@ -212,18 +212,23 @@ def heap_unsized(analysis: Analysis) -> str:
 def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     """The operators the XNNPACK delegate takes and then fails to create: allocate_tensors()
     fails under it (`heap_xnnpack.create_failures`), one refusal per opcode; the builtin kernels
-    may still run the model (--delegate none)."""
-    from arenalens.runtimes.litert.heap_xnnpack import create_failures  # noqa: PLC0415
+    may still run the model (--delegate none). XNNPACK's partition of each subgraph is
+    computed once here, for the creation and zero-point checks alike."""
+    from arenalens.runtimes.litert.heap_xnnpack import (  # noqa: PLC0415
+        create_failures,
+        partition,
+    )
 
+    partitions = tuple(partition(subgraph, model) for subgraph in model.subgraphs)
     by_opcode: dict[str, list[CreateFailure]] = {}
-    for failure in create_failures(model):
+    for failure in create_failures(model, partitions):
         by_opcode.setdefault(failure.opcode, []).append(failure)
     return (
         _value_refusals(model)
         + _variable_refusals(model)
         + _blockwise_refusals(model)
         + _attention_refusals(model)
-        + _zero_point_refusals(model)
+        + _zero_point_refusals(model, partitions)
         + tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
     )
 
@@ -265,10 +270,12 @@ def _attention_refusals(model: Model) -> tuple[Refusal, ...]:
     )
 
 
-def _zero_point_refusals(model: Model) -> tuple[Refusal, ...]:
+def _zero_point_refusals(
+    model: Model, partitions: tuple[XnnpackPartition, ...]
+) -> tuple[Refusal, ...]:
     """Per-channel int8 tensors with a non-zero zero point in operators the delegate takes
-    (xnnpack_zero_points.zero_point_failures)."""
-    from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
+    (xnnpack_zero_points.zero_point_failures; `partitions`: heap_xnnpack.partition's, one per
+    subgraph)."""
     from arenalens.runtimes.litert.xnnpack_zero_points import zero_point_failures  # noqa: PLC0415
 
     fix = (
@@ -278,7 +285,7 @@ def _zero_point_refusals(model: Model) -> tuple[Refusal, ...]:
     return tuple(
         _taken_then_refused(subgraph, failure.operator, _zero_point_words(failure), fix)
         for subgraph in model.subgraphs
-        for failure in zero_point_failures(model, subgraph, partition(subgraph, model).delegated)
+        for failure in zero_point_failures(model, subgraph, partitions[subgraph.index].delegated)
     )
 
 

@@ -446,11 +446,15 @@ class CreateFailure:
     phase: str = "setup"
 
 
-def create_failures(model: Model) -> tuple[CreateFailure, ...]:
-    """The operators the delegate takes that XNNPACK then refuses to create (see above)."""
+def create_failures(
+    model: Model, partitions: Sequence[XnnpackPartition] | None = None
+) -> tuple[CreateFailure, ...]:
+    """The operators the delegate takes that XNNPACK then refuses to create (see above);
+    `partitions`: each subgraph's `partition`, where the caller has them already."""
     found = []
     for subgraph in model.subgraphs:
-        for index in partition(subgraph, model).delegated:
+        split = partitions[subgraph.index] if partitions else partition(subgraph, model)
+        for index in split.delegated:
             operator = subgraph.operators[index]
             if operator.opcode == "BATCH_MATMUL":
                 b = operator.inputs[1] if len(operator.inputs) > 1 else -1
