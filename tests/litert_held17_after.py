@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from arenalens.tflite.builder import ModelBuilder, quantization
-from tests.litert_held17_cases import SEED_BASE, _conv, _Draw, _like
+from tests.litert_held15_cases import _Draw
+from tests.litert_held17_cases import SEED_BASE, _conv, _like
 
 
 def integer_int4_case(n: int) -> bytes:

@@ -21,7 +21,6 @@ dense, int8 convolution and float convolution)."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 import numpy as np
@@ -32,25 +31,12 @@ from arenalens.tflite.builder import (
     blockwise_quantization,
     quantization,
 )
+from tests.litert_held15_cases import _Draw, _unary
 
 SEED_BASE = 17_000
 PER_FAMILY = 6
 Q8 = quantization(0.05, -3)
 Q16 = quantization(0.001, 0)
-
-
-class _Draw:
-    """One model's draws: a seeded random.Random for choices and a numpy one for weights."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.np = np.random.default_rng(seed)
-
-    def floats(self, *shape: int, scale: float = 0.2) -> np.ndarray:
-        return (self.np.standard_normal(shape) * scale).astype(np.float32)
-
-    def int8(self, *shape: int) -> np.ndarray:
-        return self.np.integers(-127, 128, size=shape).astype(np.int8)
 
 
 def _ints(g: SubgraphBuilder, name: str, values: list[int]) -> int:
@@ -255,12 +241,6 @@ def autoencoder(d: _Draw, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
 def _binary(g: SubgraphBuilder, opcode: str, a: int, b: int, name: str) -> int:
     out = _like(g, name, list(g.shape(a)), _kind(g, a))
     g.add_operator(opcode, [a, b], [out])
-    return out
-
-
-def _unary(g: SubgraphBuilder, opcode: str, x: int, name: str) -> int:
-    out = g.add_tensor(name, g.shape(x))
-    g.add_operator(opcode, [x], [out])
     return out
 
 

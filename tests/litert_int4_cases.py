@@ -14,12 +14,35 @@ import random
 
 import numpy as np
 
-from arenalens.tflite.builder import ModelBuilder, quantization
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
 
 SEED_BASE = 16_400
 COUNT = 24
 NAMES = tuple(f"int4pc16_{n}" for n in range(1, COUNT + 1))
 _ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+
+
+def _int4_filter(
+    g: SubgraphBuilder,
+    rng: random.Random,
+    draw: np.random.Generator,
+    name: str,
+    shape: tuple[int, int],
+    *,
+    one_scale: float,
+) -> int:
+    """An int4 [channels, depth] FULLY_CONNECTED filter of random nibbles (an odd depth padded
+    by one nibble per row), packed two to a byte, low nibble first; one scale with chance
+    `one_scale`, else one per channel; zero points 0."""
+    channels, depth = shape
+    nibbles = draw.integers(-8, 8, (channels, depth)).astype(np.int8)
+    padded = np.pad(nibbles, ((0, 0), (0, depth % 2)))
+    packed = ((padded[:, 1::2] & 0x0F) << 4 | (padded[:, 0::2] & 0x0F)).astype(np.uint8)
+    if rng.random() < one_scale:
+        spec = quantization(float(draw.uniform(0.01, 0.05)), 0)
+    else:
+        spec = quantization(draw.uniform(0.01, 0.05, channels), 0)
+    return g.add_tensor(name, [channels, depth], "INT4", data=packed.tobytes(), quantization=spec)
 
 
 def int4_case(n: int) -> bytes:
@@ -40,16 +63,7 @@ def int4_case(n: int) -> bytes:
         current_shape = g.shape(current)
         depth = current_shape[-1]
         channels = rng.choice((1, 3, 7, 16, 17, 33, 40, 64, 65, 100, 129, 256))
-        nibbles = draw.integers(-8, 8, (channels, depth)).astype(np.int8)
-        padded = np.pad(nibbles, ((0, 0), (0, depth % 2)))
-        packed = ((padded[:, 1::2] & 0x0F) << 4 | (padded[:, 0::2] & 0x0F)).astype(np.uint8)
-        if rng.random() < 0.25:
-            spec = quantization(float(draw.uniform(0.01, 0.05)), 0)
-        else:
-            spec = quantization(draw.uniform(0.01, 0.05, channels), 0)
-        w = g.add_tensor(
-            f"w{layer}", [channels, depth], "INT4", data=packed.tobytes(), quantization=spec
-        )
+        w = _int4_filter(g, rng, draw, f"w{layer}", (channels, depth), one_scale=0.25)
         inputs = [current, w]
         if rng.random() < 0.5:
             bias = (draw.standard_normal(channels) * 0.1).astype(np.float32)
@@ -109,16 +123,7 @@ def int4_zero_case(n: int) -> bytes:
         current_shape = g.shape(current)
         depth = current_shape[-1]
         channels = rng.choice((1, 3, 4, 5, 8, 17, 31, 33, 64))
-        nibbles = draw.integers(-8, 8, (channels, depth)).astype(np.int8)
-        padded = np.pad(nibbles, ((0, 0), (0, depth % 2)))
-        packed = ((padded[:, 1::2] & 0x0F) << 4 | (padded[:, 0::2] & 0x0F)).astype(np.uint8)
-        if rng.random() < 0.3:
-            spec = quantization(float(draw.uniform(0.01, 0.05)), 0)
-        else:
-            spec = quantization(draw.uniform(0.01, 0.05, channels), 0)
-        w = g.add_tensor(
-            f"w{layer}", [channels, depth], "INT4", data=packed.tobytes(), quantization=spec
-        )
+        w = _int4_filter(g, rng, draw, f"w{layer}", (channels, depth), one_scale=0.3)
         inputs = [current, w]
         bias_kind = rng.choice(("none", "none", "random", "zeros", "negative"))
         if bias_kind != "none":

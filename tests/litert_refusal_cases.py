@@ -185,6 +185,36 @@ def convolution(opcode: str, bias: str, dtype: str = "FLOAT32") -> bytes:
     return _single(build)
 
 
+def _weighted_layout(
+    opcode: str,
+) -> tuple[list[int], tuple[int, ...], int, np.ndarray, list[int]]:
+    """The weighted operator both filter generators build (CONV_2D, DEPTHWISE_CONV_2D,
+    TRANSPOSE_CONV: a [1, 5, 5, 4] input, 3x3 SAME; FULLY_CONNECTED: a [2, 8] input, 4 units):
+    its input shape, its filter's shape, quantized axis and int8 values (-2 to 2), its output
+    shape."""
+    dense = opcode == "FULLY_CONNECTED"
+    shape = {"FULLY_CONNECTED": (4, 8), "DEPTHWISE_CONV_2D": (1, 3, 3, 4)}.get(opcode, (4, 3, 3, 4))
+    axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
+    values = (np.arange(np.prod(shape)).reshape(shape) % 5 - 2).astype(np.int8)
+    return [2, 8] if dense else [1, 5, 5, 4], shape, axis, values, [2, 4] if dense else [1, 5, 5, 4]
+
+
+def _weighted_operator(
+    g: SubgraphBuilder, opcode: str, operands: tuple[int, int, int], y: int
+) -> None:
+    """The operator on its (input, filter, bias) into y: SAME padding (depth multiplier 1 for
+    a depthwise one); a TRANSPOSE_CONV takes a constant output shape first and its input third."""
+    x, w, b = operands
+    options: dict[str, object] = {} if opcode == "FULLY_CONNECTED" else {"padding": "SAME"}
+    inputs = [x, w, b]
+    if opcode == "DEPTHWISE_CONV_2D":
+        options["depth_multiplier"] = 1
+    if opcode == "TRANSPOSE_CONV":
+        inputs = [g.add_constant("shape", np.array([1, 5, 5, 4], np.int32)), w, x, b]
+        options.update(stride_h=1, stride_w=1)
+    g.add_operator(opcode, inputs, [y], options=options)
+
+
 def filter_zero_points(
     opcode: str, dtype: str, points: int | tuple[int, ...], filter_dtype: str = ""
 ) -> bytes:
@@ -196,15 +226,10 @@ def filter_zero_points(
     def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
         weights_type = filter_dtype or ("INT8" if dtype in ("INT16", "FLOAT32") else dtype)
         io = None if dtype == "FLOAT32" else quantization(0.5, 0 if dtype != "UINT8" else 128)
-        dense = opcode == "FULLY_CONNECTED"
-        x = g.add_tensor("x", [2, 8] if dense else [1, 5, 5, 4], dtype, quantization=io)
-        shape = {"FULLY_CONNECTED": (4, 8), "DEPTHWISE_CONV_2D": (1, 3, 3, 4)}.get(
-            opcode, (4, 3, 3, 4)
-        )
-        axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
+        x_shape, shape, axis, values, y_shape = _weighted_layout(opcode)
+        x = g.add_tensor("x", x_shape, dtype, quantization=io)
         scales = (0.25, 0.125, 0.25, 0.5) if isinstance(points, tuple) else 0.25
         spec = quantization(scales, points, axis=axis)
-        values = (np.arange(np.prod(shape)).reshape(shape) % 5 - 2).astype(np.int8)
         if weights_type == "INT4":
             flat = values.reshape(-1)
             packed = ((flat[1::2] & 0x0F) << 4 | (flat[0::2] & 0x0F)).astype(np.uint8)
@@ -224,15 +249,8 @@ def filter_zero_points(
             b = g.add_constant("b", np.zeros(4, np.int64), "INT64", quantization=bias_spec)
         else:
             b = g.add_constant("b", np.zeros(4, np.int32), "INT32", quantization=bias_spec)
-        y = g.add_tensor("y", [2, 4] if dense else [1, 5, 5, 4], dtype, quantization=io)
-        options: dict[str, object] = {} if dense else {"padding": "SAME"}
-        inputs = [x, w, b]
-        if opcode == "DEPTHWISE_CONV_2D":
-            options["depth_multiplier"] = 1
-        if opcode == "TRANSPOSE_CONV":
-            inputs = [g.add_constant("shape", np.array([1, 5, 5, 4], np.int32)), w, x, b]
-            options.update(stride_h=1, stride_w=1)
-        g.add_operator(opcode, inputs, [y], options=options)
+        y = g.add_tensor("y", y_shape, dtype, quantization=io)
+        _weighted_operator(g, opcode, (x, w, b), y)
         return [x], [y]
 
     return _single(build)
@@ -249,14 +267,8 @@ def bias_scale(
 
     def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
         point = 128 if dtype == "UINT8" else 0
-        dense = opcode == "FULLY_CONNECTED"
-        x = g.add_tensor("x", [2, 8] if dense else [1, 5, 5, 4], dtype,
-                         quantization=quantization(0.5, point))  # fmt: skip
-        shape = {"FULLY_CONNECTED": (4, 8), "DEPTHWISE_CONV_2D": (1, 3, 3, 4)}.get(
-            opcode, (4, 3, 3, 4)
-        )
-        axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
-        values = (np.arange(np.prod(shape)).reshape(shape) % 5 - 2).astype(np.int8)
+        x_shape, _, axis, values, y_shape = _weighted_layout(opcode)
+        x = g.add_tensor("x", x_shape, dtype, quantization=quantization(0.5, point))
         if dtype == "UINT8":
             w = g.add_constant("w", (values.astype(np.int16) + 128).astype(np.uint8), "UINT8",
                                quantization=quantization(filter_scale, 128))  # fmt: skip
@@ -266,16 +278,8 @@ def bias_scale(
         wide = dtype == "INT16"
         kind = ("INT64", np.int64) if wide else ("INT32", np.int32)
         b = g.add_constant("b", np.zeros(4, kind[1]), kind[0], quantization=quantization(bias))
-        y = g.add_tensor("y", [2, 4] if dense else [1, 5, 5, 4], dtype,
-                         quantization=quantization(1.0, point))  # fmt: skip
-        options: dict[str, object] = {} if dense else {"padding": "SAME"}
-        inputs = [x, w, b]
-        if opcode == "DEPTHWISE_CONV_2D":
-            options["depth_multiplier"] = 1
-        if opcode == "TRANSPOSE_CONV":
-            inputs = [g.add_constant("shape", np.array([1, 5, 5, 4], np.int32)), w, x, b]
-            options.update(stride_h=1, stride_w=1)
-        g.add_operator(opcode, inputs, [y], options=options)
+        y = g.add_tensor("y", y_shape, dtype, quantization=quantization(1.0, point))
+        _weighted_operator(g, opcode, (x, w, b), y)
         return [x], [y]
 
     return _single(build)
