@@ -35,6 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tests.litert_fp16_18_cases import NAMES as FP16X_NAMES
+from tests.litert_fp16_18_cases import fp16x_case
 from tests.litert_held15_cases import HYBRID_LSTM_NAMES, held15_case
 from tests.litert_held15_cases import NAMES as HELD15_NAMES
 from tests.litert_held17_after import (
@@ -361,6 +363,9 @@ HELD_OUT = (*HELD_OUT, *((name, f"held18:{family}", n) for name, family, n in HE
 HELD_OUT = (*HELD_OUT, *HELD18B_NAMES)
 # uint8 TRANSPOSE_CONVs, which XNNPACK takes (tests/litert_tconvu8_cases.py).
 HELD_OUT = (*HELD_OUT, *TCONVU8_NAMES)
+# Float16 weights under XNNPACK, drawn after its skipped DEQUANTIZEs were replayed
+# (tests/litert_fp16_18_cases.py), into litert_heap_held18.json.
+HELD_OUT = (*HELD_OUT, *FP16X_NAMES)
 
 
 def kernel_case(name: str) -> bytes:
@@ -413,6 +418,8 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return bwq18_case(seed)
     if family == "tconvu8":
         return tconvu8_case(seed)
+    if family == "fp16x":
+        return fp16x_case(seed)
     if family == "int4pc16":
         return int4_case(seed)
     if family == "int4z17":

@@ -50,7 +50,7 @@ def test_every_held18_model_is_measured() -> None:
     assert all(f"{name}.tflite" in CACHE["models"] for name in _FAMILY)
     assert all(f"{name}.tflite" in THREADED["models"] for name in _FAMILY)
     assert CACHE["command"].endswith(
-        "--cache tests/data/litert_heap_held18.json --only held18_,held18b_"
+        "--cache tests/data/litert_heap_held18.json --only held18_,held18b_,fp16x_"
     )
     assert THREADED["command"] == THREADS_COMMAND
 

@@ -51,6 +51,7 @@ from arenalens.runtimes.litert import (
     heap_xnnpack,
     heap_xnnpack_reshape,
     xnnpack_custom,
+    xnnpack_float16,
     xnnpack_objects,
 )
 from arenalens.runtimes.litert.heap_control_flow import (
@@ -179,7 +180,7 @@ def interpreter_heap(
         raise ValueError(control_flow_refusal(model))
     read = model  # Interpreter(...)'s nodes; XNNPACK's: xnnpack_custom.as_xnnpack_builtins
     if delegate == "xnnpack":
-        model = xnnpack_custom.as_xnnpack_builtins(model)
+        model = xnnpack_float16.as_float32_weights(xnnpack_custom.as_xnnpack_builtins(model))
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
     unthreaded = threads_unsized(view if view is not None else model, threads, isa)
     if unthreaded:
@@ -262,6 +263,17 @@ def interpreter_heap(
         )  # fmt: skip
     xnnpack = xnnpack_parts(model, arenas, isa, threads, first_workspace=_setup_workspace(reshapes))
     parts.extend(xnnpack)
+    if skipped := xnnpack_float16.delegate_bytes(read, model):
+        parts.append(
+            HeapPart(
+                "XNNPACK skipped float16 DEQUANTIZEs",
+                skipped,
+                "setup",
+                True,
+                "the DEQUANTIZEs of float16 weights the delegate skips (xnnpack_float16): its "
+                "sets of them, each kernel's node list and float32 tensor → float16 value map",
+            )
+        )
     parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view, isa=isa))
     ways: tuple[heap_ways.Way, ...] = ()
     if view is None:
@@ -307,7 +319,8 @@ def interpreter_heap(
 
         def parts_of(given: heap_control_flow.Ways) -> list[HeapPart]:
             invoked = [*base, *delegated(ways=given)]
-            return [*invoked, _build_transient(model, invoked, replayed, isa, builds)]
+            transient = _build_transient(model, invoked, replayed, isa, builds, read=read)
+            return [*invoked, transient]
 
         parts = parts_of(heap_control_flow.NO_WAYS)
         ways = heap_ways.heap_ways(read, view, parts_of)
@@ -344,21 +357,29 @@ def _build_transient(
     replayed: xnnpack_objects.DelegateObjects | None,
     isa: IsaProfile,
     builds: NodeBuilds | None = None,
+    *,
+    read: Model | None = None,
 ) -> HeapPart:
-    """The delegate's build moment (heap_build) over the first invoke's peak, when above it."""
+    """The delegate's build moment (heap_build) over the first invoke's peak, when above it;
+    `read`: the model as read, whose float16 DEQUANTIZEs the delegate unpacks (xnnpack_float16)."""
     setup = {part.name: part.nbytes for part in parts if part.phase == "setup"}
     exact = replayed is not None and replayed.exact
     # A late part that is a bound only through glibc's mmap threshold is still replayed.
     late = [part for part in parts if part.name in heap_build.LATE_PARTS]
     exact = exact and all(part.exact or part.mmapped for part in late)
+    conversions = xnnpack_float16.conversions(read, model) if read is not None else None
     moment, replayed_moment = heap_build.build_moment_bytes(
-        model, setup, replayed, exact, isa, delegate_bytes=XNNPACK_DELEGATE_BYTES, builds=builds
-    )
+        model, setup, replayed, exact, isa, delegate_bytes=XNNPACK_DELEGATE_BYTES, builds=builds,
+        conversions=conversions,
+    )  # fmt: skip
     # Float16 constants DEQUANTIZEd (the converter's float16 weights): the delegate unpacks
     # them to float32 while it builds, not replayed (held18b_5: 3,336 B over the replayed
     # moment for a 3,200 B float32 copy): two float32 copies, a bound.
     half = _float16_static_bytes(model)
     moment += 2 * half
+    if read is not None:  # Create's execution_map, the partition's DEQUANTIZE nodes
+        moment += xnnpack_float16.execution_map_bytes(read, model)
+        moment += xnnpack_float16.partition_bytes(read, model)
     replayed_moment = replayed_moment and not half
     invoke = sum(part.nbytes for part in parts if part.phase != "setup")
     transient = max(moment - sum(setup.values()) - invoke, 0)

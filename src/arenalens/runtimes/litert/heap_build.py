@@ -559,14 +559,26 @@ def kernel_transient(
 
 
 def build_moment(
-    model: Model, after_setup: int, late: int, isa: IsaProfile, builds: NodeBuilds | None = None
+    model: Model,
+    after_setup: int,
+    late: int,
+    isa: IsaProfile,
+    builds: NodeBuilds | None = None,
+    *,
+    conversions: Mapping[tuple[int, int], int] | None = None,
 ) -> int:
     """The most an interpreter holds while the delegate builds its kernels (`replayed_moment`)."""
-    return replayed_moment(model, after_setup, late, isa, builds)[0]
+    return replayed_moment(model, after_setup, late, isa, builds, conversions=conversions)[0]
 
 
 def replayed_moment(
-    model: Model, after_setup: int, late: int, isa: IsaProfile, builds: NodeBuilds | None = None
+    model: Model,
+    after_setup: int,
+    late: int,
+    isa: IsaProfile,
+    builds: NodeBuilds | None = None,
+    *,
+    conversions: Mapping[tuple[int, int], int] | None = None,
 ) -> tuple[int, bool]:
     """The most an interpreter holds while the delegate builds its kernels, and whether it is
     replayed (False where a bound sets it: a LUT's runtime whose chain holds values that are
@@ -577,8 +589,10 @@ def replayed_moment(
     kernel's XNNPACK subgraph and Init's temporaries, the largest over the kernels; and at
     each kind's first fingerprint (a convolution's, or a transposed convolution's on the
     ISA's configurations), what the kernel holds before that operator is created, plus the
-    fingerprint's blocks."""
+    fingerprint's blocks. `conversions` (xnnpack_float16): an operator XNNPACK creates from
+    float16 weights holds their float32 copies while it is created, its fingerprint too."""
     kernels = delegate_kernels(model)
+    conversions = conversions or {}
     # Each subset run's nodes, built once for this call (`builds`: the caller's, for `model`).
     builds = builds if builds is not None and builds.model is model else NodeBuilds(model)
     # A CALL_ONCE init's reshape-time blocks are made at its first Eval, not in setup's figure.
@@ -628,6 +642,10 @@ def replayed_moment(
                 pending -= _leading_node(subgraph, operator)
                 moment = before - later + held + shared - pending + deconvolution
                 largest = max(largest, moment)
+            converted = conversions.get((subgraph.index, index), 0)
+            if converted:
+                pending = _created_from(subgraph, subset, place + 1, model, isa, builds=builds)
+                largest = max(largest, before - later + held + shared - pending + converted)
             scales = scale_scratch(subgraph, operator, model)
             if scales:
                 pending = _created_from(subgraph, subset, place + 1, model, isa, builds=builds)
@@ -641,7 +659,7 @@ def replayed_moment(
             pending = _created_from(subgraph, subset, place, model, isa, builds=builds)
             pending -= _leading_node(subgraph, operator)
             scratch = xnnpack_fingerprint.fingerprint_bytes(subgraph, operator, isa.replay_tiles)
-            moment = before - later + held + shared - pending + scratch
+            moment = before - later + held + shared - pending + scratch + converted
             largest = max(largest, moment)
             if kind[1].startswith("INT4/qc4w"):  # an int4 per-channel dummy: a bound
                 bounded = max(bounded, moment)
@@ -668,6 +686,7 @@ def build_moment_bytes(
     *,
     delegate_bytes: int,
     builds: NodeBuilds | None = None,
+    conversions: Mapping[tuple[int, int], int] | None = None,
 ) -> tuple[int, bool]:
     """The heap at the delegate's build moment, from the after-setup parts (`setup`: name →
     bytes), and whether it is replayed: on a replayed ISA (the measuring machine's, a first
@@ -688,11 +707,12 @@ def build_moment_bytes(
     room = max(bound - replayed.total, 0) if replayed is not None else 0
     deconvolution = heap_xnnpack.fingerprint_transient(model, isa.xnnpack)
     early = after_setup - sum(setup.get(name, 0) for name in _BOUND_LATE_PARTS)
-    bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution
+    converted = max(conversions.values(), default=0) if conversions else 0
+    bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution + converted
     if not exact:
         return bounded, False
     if not isa.replayed:
-        moment = build_moment(model, after_setup, late, isa, builds)
+        moment = build_moment(model, after_setup, late, isa, builds, conversions=conversions)
         return max(moment + deconvolution, bounded), False
     # On a replayed ISA a transposed convolution's fingerprint is replayed where it happens.
-    return replayed_moment(model, after_setup, late, isa, builds)
+    return replayed_moment(model, after_setup, late, isa, builds, conversions=conversions)
