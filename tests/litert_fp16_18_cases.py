@@ -10,7 +10,8 @@ fp16x_` measures them on the wheel (the EPYC)."""
 from __future__ import annotations
 
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
-from tests.litert_held18_cases import _Draw, _fp16, _ints
+from tests.litert_held15_cases import _Draw
+from tests.litert_held18_cases import _fp16, _ints
 
 SEED_BASE = 18_600
 COUNT = 6

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
-from tests.litert_held18_cases import Q8, _Draw, _ints, _unary
+from tests.litert_held15_cases import _Draw
+from tests.litert_held18_cases import Q8, _ints, _unary
 
 SEED_BASE = 18_500
 COUNT = 16

@@ -22,31 +22,17 @@ align_corners / half_pixel_centers, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE pixe
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 import numpy as np
 
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
+from tests.litert_held15_cases import _Draw
 
 SEED_BASE = 18_000
 PER_FAMILY = 5
 Q8 = quantization(0.05, -3)
 QU8 = quantization(0.05, 128)
-
-
-class _Draw:
-    """One model's draws: a seeded random.Random for choices and a numpy one for weights."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.np = np.random.default_rng(seed)
-
-    def floats(self, *shape: int, scale: float = 0.2) -> np.ndarray:
-        return (self.np.standard_normal(shape) * scale).astype(np.float32)
-
-    def int8(self, *shape: int) -> np.ndarray:
-        return self.np.integers(-127, 128, size=shape).astype(np.int8)
 
 
 def _ints(g: SubgraphBuilder, name: str, values: list[int]) -> int:

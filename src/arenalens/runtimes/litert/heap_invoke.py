@@ -77,12 +77,16 @@ from arenalens.runtimes.litert.heap_kernels import (
 from arenalens.runtimes.litert.heap_resources import VariablePlan, VariableReplay
 from arenalens.runtimes.litert.heap_threads import eigen_conv_eval, multithreaded_conv
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
-from arenalens.runtimes.litert.kernel_gemm import hybrid_gemm, node_gemm
+from arenalens.runtimes.litert.kernel_gemm import (
+    dims_product,
+    hybrid_gemm,
+    node_gemm,
+    tensor_at,
+)
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
     PreparedSubgraph,
     RuntimeNode,
-    RuntimeTensor,
 )
 from arenalens.runtimes.litert.ruy_heap import (
     Gemm,
@@ -442,9 +446,9 @@ def _delegate_invoke(heap: LiveHeap, prepared: PreparedSubgraph, node: RuntimeNo
     externals = sum(
         1
         for index in node.inputs
-        if (tensor := _tensor(prepared, index)) is not None
+        if (tensor := tensor_at(prepared, index)) is not None
         and tensor.allocation is not Allocation.MMAP_RO
-    ) + sum(1 for index in node.outputs if _tensor(prepared, index) is not None)
+    ) + sum(1 for index in node.outputs if tensor_at(prepared, index) is not None)
     for usable in external_values_steps(externals):
         if usable > 0:
             heap.take(usable)
@@ -474,11 +478,11 @@ def _strings_written(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[
     index (it reads positions in the flat string list, whatever the ranks), others one per
     output element."""
     for output in node.outputs:
-        written = _tensor(prepared, output)
+        written = tensor_at(prepared, output)
         if written is None or written.dtype != "STRING":
             continue
-        indices = _tensor(prepared, node.inputs[1]) if node.opcode == "GATHER" else None
-        yield _product((indices if indices is not None else written).shape or ())
+        indices = tensor_at(prepared, node.inputs[1]) if node.opcode == "GATHER" else None
+        yield dims_product((indices if indices is not None else written).shape or ())
 
 
 def _kernel_transients(
@@ -487,8 +491,8 @@ def _kernel_transients(
     """Blocks a kernel allocates and frees within its Eval (usable bytes)."""
     opcode, inputs = node.opcode, node.inputs
     if opcode == "STRIDED_SLICE" and len(inputs) > 1 and not _folded(prepared, node):
-        data, begin = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
-        written = _tensor(prepared, node.outputs[0]) if node.outputs else None
+        data, begin = tensor_at(prepared, inputs[0]), tensor_at(prepared, inputs[1])
+        written = tensor_at(prepared, node.outputs[0]) if node.outputs else None
         if data is not None and data.shape is not None and begin is not None:
             operator = model.subgraphs[prepared.index].operators[node.operator]
             begins = begin.shape[0] if begin.shape else 0
@@ -496,21 +500,21 @@ def _kernel_transients(
             yield strided_slice_eval_bytes(operator, len(data.shape), begins, output_rank)
     if opcode == "RFFT2D" and node.outputs:
         # The output is [..., fft_height, fft_width / 2 + 1] (fft_length: powers of two).
-        spectrum = _tensor(prepared, node.outputs[0])
+        spectrum = tensor_at(prepared, node.outputs[0])
         if spectrum is not None and spectrum.shape is not None and len(spectrum.shape) >= 2:
             yield rfft2d_eval_bytes(spectrum.shape[-2], 2 * (spectrum.shape[-1] - 1))
     if opcode == "DEPTHWISE_CONV_2D" and len(inputs) > 1:
-        data, weights = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
+        data, weights = tensor_at(prepared, inputs[0]), tensor_at(prepared, inputs[1])
         if data is not None and weights is not None and data.dtype == "INT8":
             yield glibc.usable(2 * weights.nbytes)
-    softmax = _tensor(prepared, inputs[0]) if opcode == "SOFTMAX" and inputs else None
+    softmax = tensor_at(prepared, inputs[0]) if opcode == "SOFTMAX" and inputs else None
     if softmax is not None and softmax.dtype == "FLOAT32" and softmax.shape:
         # optimized_ops::SoftmaxImpl (one thread): Eigen's colwise max, then the colwise
         # sum's inverse, one float per row each, one after the other (aligned_malloc: 64 B
         # more, EIGEN_ALIGNMENT_BYTES).
         for _ in range(2):
-            yield glibc.usable(4 * _product(softmax.shape[:-1]) + EIGEN_ALIGNMENT_BYTES)
-    if opcode == "DEQUANTIZE" and inputs and (data := _tensor(prepared, inputs[0])) is not None:
+            yield glibc.usable(4 * dims_product(softmax.shape[:-1]) + EIGEN_ALIGNMENT_BYTES)
+    if opcode == "DEQUANTIZE" and inputs and (data := tensor_at(prepared, inputs[0])) is not None:
         # dequantize.h DequantizeImpl / PerChannelDequantizeImpl: `make_unique<int8_t[]>` of
         # the input's bytes (twice for int4, four times for int2) whatever its type, float16
         # included, used only to unpack sub-byte inputs (operator new[] takes 1 B for 0).
@@ -535,13 +539,13 @@ def _axis_from_data(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
     """A reduction whose resolved-axis temporary is sized at Eval (the axis is not constant)."""
     if node.opcode not in _REDUCTIONS or len(node.temporaries) < 2 or _folded(prepared, node):
         return False
-    resolved = _tensor(prepared, node.temporaries[1])
+    resolved = tensor_at(prepared, node.temporaries[1])
     return resolved is not None and resolved.allocation is Allocation.DYNAMIC
 
 
 def _folded(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
     """A kernel whose output Prepare computed (kTfLitePersistentRo): its Eval does nothing."""
-    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
+    output = tensor_at(prepared, node.outputs[0]) if node.outputs else None
     return output is not None and output.allocation is Allocation.PERSISTENT_RO
 
 
@@ -551,11 +555,11 @@ def _dynamic_axis_blocks(prepared: PreparedSubgraph, node: RuntimeNode) -> Itera
     element). GetOutputShape drops (or sets to 1) each resolved axis's dimension, and an axis
     tensor with a value reduces at least one: whatever the values, the output has at most the
     input's elements over its smallest dimension."""
-    axis = _tensor(prepared, node.inputs[1]) if len(node.inputs) > 1 else None
-    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
-    axis_count = _product(axis.shape or ()) if axis is not None else 0
+    axis = tensor_at(prepared, node.inputs[1]) if len(node.inputs) > 1 else None
+    data = tensor_at(prepared, node.inputs[0]) if node.inputs else None
+    axis_count = dims_product(axis.shape or ()) if axis is not None else 0
     shape = (data.shape or ()) if data is not None else ()
-    inputs = _product(shape)
+    inputs = dims_product(shape)
     outputs = inputs // max(min(shape), 1) if axis_count and shape else inputs
     element = data.nbytes // inputs if data is not None and inputs else 0
     yield glibc.usable(int_array_bytes(1))
@@ -587,13 +591,13 @@ def _topk_at_eval(heap: LiveHeap, prepared: PreparedSubgraph, node: RuntimeNode)
     """TOPK_V2 with a k read at Eval, k at its bound (the input's last dimension): both
     outputs' new dims (the old ones freed after), their data blocks (ResizeTensor: bytes plus
     XNN_EXTRA_BYTES, kept) and TopContainer's index vector (min(k, row) + 1 entries, freed)."""
-    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
+    data = tensor_at(prepared, node.inputs[0]) if node.inputs else None
     if data is None or not data.shape or len(node.outputs) < 2:
         return
     row = max(data.shape[-1], 0)
-    rows = _product(data.shape[:-1])
-    element = data.nbytes // max(_product(data.shape), 1)
-    indices = _tensor(prepared, node.outputs[1])
+    rows = dims_product(data.shape[:-1])
+    element = data.nbytes // max(dims_product(data.shape), 1)
+    indices = tensor_at(prepared, node.outputs[1])
     index_bytes = _TOPK_INDEX_BYTES.get(indices.dtype if indices is not None else "", 4)
     dims = glibc.usable(int_array_bytes(len(data.shape)))
     heap.take(2 * dims)
@@ -620,8 +624,8 @@ def _eval_resized_blocks(
         return
     if node_outputs_folded:
         return
-    normalized = _tensor(prepared, temporaries[3])
-    data = _tensor(prepared, inputs[0])
+    normalized = tensor_at(prepared, temporaries[3])
+    data = tensor_at(prepared, inputs[0])
     if normalized is None or data is None or normalized.allocation is not Allocation.DYNAMIC:
         return
     rank = len(data.shape or ())
@@ -632,7 +636,7 @@ def _eval_resized_blocks(
 def _softmax_float(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
     if node.opcode != "SOFTMAX" or not node.inputs:
         return False
-    data = _tensor(prepared, node.inputs[0])
+    data = tensor_at(prepared, node.inputs[0])
     return data is not None and data.dtype == "FLOAT32"
 
 
@@ -643,10 +647,10 @@ def _mean_optimized(model: Model, prepared: PreparedSubgraph, node: RuntimeNode)
     the context then errs high."""
     if node.opcode != "MEAN" or len(node.inputs) < 2:
         return False
-    data, axis = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[1])
+    data, axis = tensor_at(prepared, node.inputs[0]), tensor_at(prepared, node.inputs[1])
     if data is None or axis is None or data.dtype not in _EIGHT_BIT:
         return False
-    if len(data.shape or ()) != 4 or _product(axis.shape or ()) != 2:
+    if len(data.shape or ()) != 4 or dims_product(axis.shape or ()) != 2:
         return False
     subgraph = model.subgraphs[prepared.index]
     if not 0 <= node.operator < len(subgraph.operators):
@@ -660,7 +664,7 @@ def _plain_sequence_lstm(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
     nothing, traced on held15_lstm_1-4)."""
     if len(node.inputs) < 3:
         return False
-    data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[2])
+    data, weights = tensor_at(prepared, node.inputs[0]), tensor_at(prepared, node.inputs[2])
     if data is None or weights is None:
         return False
     return (data.dtype, weights.dtype) in (
@@ -676,7 +680,7 @@ def _hybrid(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
         return False
     if len(node.inputs) < 2:
         return False
-    data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[1])
+    data, weights = tensor_at(prepared, node.inputs[0]), tensor_at(prepared, node.inputs[1])
     return (
         data is not None
         and weights is not None
@@ -695,19 +699,6 @@ def _unmodelled_bytes(model: Model, prepared: PreparedSubgraph, operator: int) -
         if index >= 0 and subgraph.tensors[index].has_data
     )
     return UNMODELLED_BYTES_PER_CONSTANT_BYTE * constants + UNMODELLED_PAGE_BYTES
-
-
-def _tensor(prepared: PreparedSubgraph, index: int) -> RuntimeTensor | None:
-    if 0 <= index < len(prepared.tensors):
-        return prepared.tensors[index]
-    return None
-
-
-def _product(values: Sequence[int]) -> int:
-    total = 1
-    for value in values:
-        total *= max(value, 0)
-    return total
 
 
 def _round_up(value: int, multiple: int) -> int:

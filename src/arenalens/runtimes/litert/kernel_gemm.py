@@ -23,8 +23,8 @@ def node_gemm(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> Ge
         return _conv3d_gemm(prepared, inputs, outputs)
     if opcode not in ("CONV_2D", "FULLY_CONNECTED") or len(inputs) < 2 or not outputs:
         return None
-    data, weights, output = (_tensor(prepared, inputs[0]), _tensor(prepared, inputs[1]),
-                             _tensor(prepared, outputs[0]))  # fmt: skip
+    data, weights, output = (tensor_at(prepared, inputs[0]), tensor_at(prepared, inputs[1]),
+                             tensor_at(prepared, outputs[0]))  # fmt: skip
     if data is None or weights is None or output is None or not weights.shape:
         return None
     if not output.shape or not data.shape:
@@ -38,14 +38,14 @@ def node_gemm(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> Ge
     if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
         return None
     rows = weights.shape[0]
-    depth = _product(weights.shape[1:])
+    depth = dims_product(weights.shape[1:])
     if opcode == "CONV_2D":
         if len(output.shape) != 4 or len(data.shape) != 4 or data.shape[3] != weights.shape[-1]:
             return None  # grouped convolutions run the reference kernel: no GEMM
-        columns = _product(output.shape[:3])
+        columns = dims_product(output.shape[:3])
         per_channel = data.dtype == "INT8"
     else:
-        columns = _product(data.shape) // max(depth, 1)
+        columns = dims_product(data.shape) // max(depth, 1)
         per_channel = _per_channel(model, prepared, inputs[1])
     return Gemm(rows, depth, columns, per_channel, has_bias, quantized, rhs_bytes=1 + sixteen)
 
@@ -58,8 +58,8 @@ def _conv3d_gemm(
     cpu_backend_gemm sends to ruy whatever the platform (must_use_ruy)."""
     if len(inputs) < 2 or not outputs:
         return None
-    data, weights = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
-    output = _tensor(prepared, outputs[0])
+    data, weights = tensor_at(prepared, inputs[0]), tensor_at(prepared, inputs[1])
+    output = tensor_at(prepared, outputs[0])
     if data is None or weights is None or output is None:
         return None
     filter_shape, output_shape = weights.shape or (), output.shape or ()
@@ -68,7 +68,7 @@ def _conv3d_gemm(
     if data.dtype != "FLOAT32" or weights.dtype != "FLOAT32":
         return None
     has_bias = len(inputs) > 2 and inputs[2] >= 0
-    return Gemm(filter_shape[4], _product(filter_shape[:4]), _product(output_shape[:4]),
+    return Gemm(filter_shape[4], dims_product(filter_shape[:4]), dims_product(output_shape[:4]),
                 False, has_bias, False, must_use_ruy=True)  # fmt: skip
 
 
@@ -77,7 +77,7 @@ def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> G
     (Cin × H·W) into col2im, as int32 accumulators for 8-bit inputs (ruy) or floats (Eigen)."""
     if len(inputs) < 3:
         return None
-    weights, data = _tensor(prepared, inputs[1]), _tensor(prepared, inputs[2])
+    weights, data = tensor_at(prepared, inputs[1]), tensor_at(prepared, inputs[2])
     if weights is None or data is None or not weights.shape or not data.shape:
         return None
     if len(weights.shape) != 4 or len(data.shape) != 4:
@@ -85,7 +85,7 @@ def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> G
     quantized = data.dtype in _EIGHT_BIT and weights.dtype in _EIGHT_BIT
     if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
         return None
-    rows = _product(weights.shape[:3])
+    rows = dims_product(weights.shape[:3])
     return Gemm(rows, weights.shape[3], data.shape[1] * data.shape[2], False, False, quantized,
                 raw=True)  # fmt: skip
 
@@ -100,14 +100,14 @@ def hybrid_gemm(
     ruy. Any other filter (one scale, or several equal ones) runs HybridConv, through ruy only
     when its rows are a multiple of 4. (A too-large im2col sends it to the reference kernel
     on mobile platforms only, not on Linux.)"""
-    weights = _tensor(prepared, node.inputs[1])
-    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
-    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
+    weights = tensor_at(prepared, node.inputs[1])
+    data = tensor_at(prepared, node.inputs[0]) if node.inputs else None
+    output = tensor_at(prepared, node.outputs[0]) if node.outputs else None
     if weights is None or output is None or not weights.shape or not output.shape:
         return None, False
     rows = weights.shape[0]
-    columns = _product(output.shape[:-1])
-    gemm = Gemm(rows, _product(weights.shape[1:]), columns, False, False, True, raw=True)
+    columns = dims_product(output.shape[:-1])
+    gemm = Gemm(rows, dims_product(weights.shape[1:]), columns, False, False, True, raw=True)
     depth = weights.shape[-1] if len(weights.shape) == 4 else 0
     channels = data.shape[-1] if data is not None and data.shape else depth
     grouped = depth > 0 and channels != depth
@@ -137,13 +137,15 @@ def _scales_differ(model: Model, prepared: PreparedSubgraph, index: int) -> bool
     return len(set(scales)) > 1
 
 
-def _tensor(prepared: PreparedSubgraph, index: int) -> RuntimeTensor | None:
+def tensor_at(prepared: PreparedSubgraph, index: int) -> RuntimeTensor | None:
+    """The prepared subgraph's tensor at `index` (None: an optional input left out, -1)."""
     if 0 <= index < len(prepared.tensors):
         return prepared.tensors[index]
     return None
 
 
-def _product(values: Sequence[int]) -> int:
+def dims_product(values: Sequence[int]) -> int:
+    """The product of dimensions, a negative (unknown) one counted as 0."""
     total = 1
     for value in values:
         total *= max(value, 0)
